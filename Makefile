@@ -1,0 +1,26 @@
+# The README's two commands: `make reproduce` (the main job) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+OUT    ?= results
+
+.PHONY: install test reproduce bench clean
+
+install: $(STAMP)
+
+# One virtual environment with every extra; torch is pinned (CPU build) by the `sentence` extra.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e ".[dev,bench,sentence]"
+	touch $(STAMP)
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest
+
+reproduce: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m dsgc_fast.demo
+
+clean:
+	rm -rf $(VENV) .asv .pytest_cache .hypothesis

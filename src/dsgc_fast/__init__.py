@@ -1,0 +1,20 @@
+"""dsgc_fast: the dsgc retention engine, validated inputs -> Numba kernels -> results.
+
+``retain`` decides which blocks of an agent's memory survive a token budget; it returns
+exactly what ``dsgc_ref.retain`` (the pure-Python oracle) returns, bit for bit on float64.
+"""
+
+from dsgc_ref.contract import POLICIES, SELECTIONS, Reason, ReferentEvictionError
+
+from .graph import DependencyGraph
+from .retain import Retention, retain
+
+__all__ = [
+    "POLICIES",
+    "SELECTIONS",
+    "DependencyGraph",
+    "Reason",
+    "ReferentEvictionError",
+    "Retention",
+    "retain",
+]

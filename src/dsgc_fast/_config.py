@@ -1,0 +1,22 @@
+"""Numba options for every kernel, read once from the environment.
+
+DSGC_NUMBA_CACHE     "0" disables the on-disk compile cache (default: enabled)
+DSGC_PARALLEL_MIN_N  smallest N for which the parallel dispatchers are used (default 32768);
+                     below it the serial twins run, avoiding thread start-up cost.  Results
+                     are identical either way: parallel loops only write row-owned outputs.
+
+The exact path never uses fastmath (no reassociation, no FMA contraction), so each dot
+product accumulates left to right exactly like ``dsgc_ref``.
+"""
+
+from __future__ import annotations
+
+import os
+
+CACHE: bool = os.environ.get("DSGC_NUMBA_CACHE", "1") != "0"
+PARALLEL_MIN_N: int = int(os.environ.get("DSGC_PARALLEL_MIN_N", "32768"))
+
+#: options for serial kernels
+JIT = {"cache": CACHE, "nogil": True}
+#: options for the parallel twin of a row-owned kernel
+JIT_PARALLEL = {**JIT, "parallel": True}

@@ -1,0 +1,139 @@
+"""Coercion and checks for every public entry point of ``dsgc_fast``.
+
+Every error the engine raises about its inputs comes from here, before any Numba kernel
+runs (Numba does not bounds-check).  Nothing a caller passes in is modified: arrays are only
+read, or copied when their dtype or layout must change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dsgc_ref.contract import is_integer_scalar
+from dsgc_ref.equations import normalize_weights
+
+_INDEX_LIMIT = np.iinfo(np.int64).max // 4
+
+
+def _numeric_array(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise ValueError(f"{name} is not a rectangular numeric array: {exc}") from None
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be numeric, got an object array") from None
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    return arr
+
+
+def embeddings(name: str, value: Any, d: int | None = None) -> np.ndarray:
+    """An (N, d) float32/float64 C-contiguous matrix; other real dtypes become float64."""
+    arr = _numeric_array(name, value)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (N, d), got shape {arr.shape}")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has an empty embedding dimension (shape {arr.shape})")
+    if d is not None and arr.shape[1] != d:
+        raise ValueError(f"{name} has d = {arr.shape[1]} but query_emb has d = {d}")
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    return np.ascontiguousarray(arr)
+
+
+def query(value: Any) -> np.ndarray:
+    """The query as an (m, d) float64 matrix (a 1-D query becomes m = 1); finite."""
+    arr = _numeric_array("query_emb", value)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[0] == 0:
+        raise ValueError(f"query_emb must be (d,) or (m, d) with m >= 1, got shape {np.shape(value)}")
+    if arr.shape[1] == 0:
+        raise ValueError("query_emb has an empty embedding dimension")
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.isfinite(out).all():
+        raise ValueError("query_emb contains NaN or inf")
+    return out
+
+
+def query_weights(value: Any, m: int) -> np.ndarray:
+    """Normalized mixture weights w_k / sum w (sum left to right, as in dsgc_ref)."""
+    if value is None:
+        return np.full(m, 1.0 / m) if m > 1 else np.ones(1)
+    w = _numeric_array("query_weights", value).astype(np.float64).ravel()
+    if w.shape[0] != m:
+        raise ValueError(f"query_weights has {w.shape[0]} entries, expected {m} (one per query)")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError("query_weights must be finite and >= 0")
+    if w.sum() <= 0:
+        raise ValueError("query_weights must not all be zero")
+    return np.asarray(normalize_weights(w.tolist()), dtype=np.float64)
+
+
+def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
+    """A 1-D int64 vector; integral floats are accepted, anything else is a TypeError."""
+    arr = _numeric_array(name, value)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
+    if arr.dtype.kind == "f":
+        if not (np.isfinite(arr).all() and (arr == np.floor(arr)).all()):
+            raise TypeError(f"{name} must hold integers, got non-integral values")
+        if arr.size and np.abs(arr).max() > _INDEX_LIMIT:
+            raise ValueError(f"{name} has values too large for int64")
+    elif arr.dtype.kind == "u" and arr.size and arr.max() > _INDEX_LIMIT:
+        raise ValueError(f"{name} has values too large for int64")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def costs(value: Any, n: int) -> np.ndarray:
+    """N non-negative int64 token costs whose total cannot overflow."""
+    c = integer_vector("costs", value, n)
+    if c.size and c.min() < 0:
+        raise ValueError(f"costs must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
+    if c.size and int(c.max()) > _INDEX_LIMIT // max(n, 1):
+        raise ValueError("costs are too large: their total would overflow int64")
+    return c
+
+
+def edges(value: Any, n: int) -> np.ndarray:
+    """An (E, 2) int64 array of (dependent, prerequisite) pairs, every index in [0, n)."""
+    if value is None:
+        return np.empty((0, 2), dtype=np.int64)
+    arr = _numeric_array("edges", value)
+    if arr.size == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"edges must be (E, 2) (dependent, prerequisite) pairs, got shape {arr.shape}")
+    flat = integer_vector("edges", arr.reshape(-1))
+    if flat.min() < 0 or flat.max() >= n:
+        bad = int(np.flatnonzero((flat < 0) | (flat >= n))[0]) // 2
+        raise ValueError(f"edges[{bad}] = {arr[bad].tolist()} is out of range for {n} blocks")
+    return flat.reshape(-1, 2)
+
+
+def order(value: Any, n: int) -> np.ndarray:
+    """A permutation of range(n) as int64 (default: the identity)."""
+    if value is None:
+        return np.arange(n, dtype=np.int64)
+    o = integer_vector("order", value, n)
+    if n and (o.min() < 0 or o.max() >= n or np.bincount(o, minlength=n).max() != 1):
+        raise ValueError(f"order must be a permutation of range({n})")
+    return o
+
+
+def indices(name: str, value: Any, n: int) -> np.ndarray:
+    """Distinct-or-not block indices in [0, n) as int64 (None means none)."""
+    if value is None:
+        return np.empty(0, dtype=np.int64)
+    arr = integer_vector(name, np.atleast_1d(np.asarray(value)) if np.ndim(value) == 0 else value)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(f"{name} has an index out of range for {n} blocks")
+    return arr
+

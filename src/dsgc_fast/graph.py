@@ -1,0 +1,61 @@
+"""The prerequisite graph in CSR form, both directions, built once and reusable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _validate
+from .kernels.graph_kernels import build_csr
+
+
+@dataclass(frozen=True)
+class DependencyGraph:
+    """Prerequisite edges ``(j, i)`` ("block j depends on block i") over ``n`` blocks.
+
+    ``dependents``  CSR (indptr, indices): row i lists the j that depend on i (ascending).
+    ``prerequisites`` CSR: row j lists the i that j depends on (ascending).
+
+    The edge list is read as a set: duplicate edges count once and self-loops are dropped
+    (a block is not its own prerequisite).  Build once with ``from_edges`` and pass the
+    graph as ``edges=`` to ``retain`` to skip the CSR construction on later calls.
+    """
+
+    n: int
+    dep_indptr: np.ndarray
+    dep_indices: np.ndarray
+    pre_indptr: np.ndarray
+    pre_indices: np.ndarray
+
+    @classmethod
+    def from_edges(cls, n: int, edges: Any) -> DependencyGraph:
+        """Validate an (E, 2) edge list and build both CSR directions."""
+        e = _validate.edges(edges, n)
+        dependent, prerequisite = e[:, 0].copy(), e[:, 1].copy()
+        dep_indptr, dep_indices = build_csr(n, prerequisite, dependent)
+        pre_indptr, pre_indices = build_csr(n, dependent, prerequisite)
+        for a in (dep_indptr, dep_indices, pre_indptr, pre_indices):
+            a.flags.writeable = False
+        return cls(n, dep_indptr, dep_indices, pre_indptr, pre_indices)
+
+    @property
+    def n_edges(self) -> int:
+        """Distinct non-self-loop edges."""
+        return int(self.dep_indices.shape[0])
+
+    def edge_array(self) -> np.ndarray:
+        """The canonical (E, 2) int64 edge list (dependent, prerequisite), sorted by prerequisite."""
+        counts = np.diff(self.dep_indptr)
+        prerequisite = np.repeat(np.arange(self.n, dtype=np.int64), counts)
+        return np.stack([self.dep_indices, prerequisite], axis=1)
+
+
+def as_graph(edges: Any, n: int) -> DependencyGraph:
+    """Accept a prebuilt ``DependencyGraph`` (checked against n) or an edge list."""
+    if isinstance(edges, DependencyGraph):
+        if edges.n != n:
+            raise ValueError(f"edges is a DependencyGraph over {edges.n} blocks, but there are {n} blocks")
+        return edges
+    return DependencyGraph.from_edges(n, edges)

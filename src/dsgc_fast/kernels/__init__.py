@@ -1,0 +1,6 @@
+"""Numba kernels: plain arrays and scalars in, arrays or scalars out.
+
+Nothing here validates: callers (``dsgc_fast._validate`` and the orchestration modules)
+guarantee shapes, dtypes, finiteness and index ranges before a kernel runs, because Numba
+does not bounds-check.  Each kernel has a pure-Python twin in ``dsgc_ref``.
+"""

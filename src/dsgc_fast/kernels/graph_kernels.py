@@ -1,0 +1,45 @@
+"""CSR construction from an edge list (one kernel; helpers stay in this file for the cache)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._config import JIT
+
+
+@numba.njit(**JIT)
+def build_csr(n, rows, cols):
+    """CSR of the relation row -> sorted distinct cols, dropping pairs with row == col.
+
+    Returns ``(indptr, indices)``: row r holds ``indices[indptr[r]:indptr[r+1]]``,
+    strictly ascending.  Matches ``dsgc_ref.equations.dependents_lists`` when called with
+    rows = prerequisites, cols = dependents.
+    """
+    counts = np.zeros(n + 1, dtype=np.int64)
+    for e in range(rows.shape[0]):
+        if rows[e] != cols[e]:
+            counts[rows[e] + 1] += 1
+    for r in range(n):
+        counts[r + 1] += counts[r]
+    fill = counts[:n].copy()
+    idx = np.empty(counts[n], dtype=np.int64)
+    for e in range(rows.shape[0]):
+        r = rows[e]
+        if r != cols[e]:
+            idx[fill[r]] = cols[e]
+            fill[r] += 1
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    w = 0
+    for r in range(n):
+        seg = idx[counts[r] : counts[r + 1]]
+        seg.sort()
+        prev = -1
+        for k in range(seg.shape[0]):
+            v = seg[k]
+            if v != prev:
+                idx[w] = v
+                w += 1
+                prev = v
+        indptr[r + 1] = w
+    return indptr, idx[:w].copy()

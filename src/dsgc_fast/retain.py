@@ -1,0 +1,218 @@
+"""``retain``: validated inputs -> Numba kernels -> a ``Retention`` result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+
+from dsgc_ref.contract import Reason, check_budget, check_parameters
+
+from . import _validate
+from ._config import PARALLEL_MIN_N
+from .graph import DependencyGraph, as_graph
+from .kernels import propagation, scoring
+from .kernels import selection as selection_kernels
+
+
+@dataclass
+class Retention:
+    """What ``retain`` decided, with every intermediate quantity (NumPy arrays).
+
+    ``retained``   sorted int64 indices kept;       ``mask``       bool keep flag per block
+    ``rank``       all indices, best first;         ``scores``     the ranking score I_i
+    ``relevance``  softmax relevance r_i;           ``propagated`` support pi_i
+    ``similarity`` raw a_i = <q, e_i>;              ``reasons``    int8 ``Reason`` codes
+    ``used``       total cost kept;                 ``budget``     the budget given
+    ``pinned``     sorted indices pinned;           ``binding_table`` None unless escalated
+    """
+
+    retained: np.ndarray
+    mask: np.ndarray
+    rank: np.ndarray
+    scores: np.ndarray
+    relevance: np.ndarray
+    propagated: np.ndarray
+    similarity: np.ndarray
+    reasons: np.ndarray
+    used: int
+    budget: int
+    policy: str
+    selection: str
+    pinned: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    binding_table: Any = None
+
+    @property
+    def evicted(self) -> np.ndarray:
+        """Sorted int64 indices not kept."""
+        return np.flatnonzero(~self.mask)
+
+    def reason(self, i: int) -> Reason:
+        """The ``Reason`` for block ``i``."""
+        return Reason(int(self.reasons[i]))
+
+
+def _pick(n: int, serial, parallel):
+    return parallel if n >= PARALLEL_MIN_N else serial
+
+
+def similarity_rows(queries: np.ndarray, embs: np.ndarray) -> np.ndarray:
+    """(m, N) float64 matrix a_{k,i} = <q_k, e_i>; raises if any entry is not finite."""
+    m, n = queries.shape[0], embs.shape[0]
+    kernel = _pick(n, scoring.similarity, scoring.similarity_par)
+    a = np.empty((m, n), dtype=np.float64)
+    for k in range(m):
+        kernel(embs, queries[k], a[k])
+    if n and not np.isfinite(a).all():
+        row = int(np.flatnonzero(~np.isfinite(a).all(axis=0))[0])
+        if not np.isfinite(embs[row]).all():
+            raise ValueError(f"block_embs contains NaN or inf (row {row})")
+        raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
+    return a
+
+
+def mixture(a: np.ndarray, weights: np.ndarray, tau: float | None) -> np.ndarray:
+    """sum_k w_k * f(a_k) with f = softmax(. / tau), or the identity when tau is None.
+
+    With one query the result is f(a_0) itself (as in ``dsgc_ref.equations``).
+    """
+    m, n = a.shape
+    soft = _pick(n, scoring.softmax, scoring.softmax_par)
+    if m == 1:
+        if tau is None:
+            return a[0]
+        out = np.empty(n, dtype=np.float64)
+        soft(a[0], tau, out)
+        return out
+    acc = np.zeros(n, dtype=np.float64)
+    add = _pick(n, scoring.accumulate, scoring.accumulate_par)
+    tmp = np.empty(n, dtype=np.float64)
+    for k in range(m):
+        if tau is None:
+            add(acc, weights[k], a[k])
+        else:
+            soft(a[k], tau, tmp)
+            add(acc, weights[k], tmp)
+    return acc
+
+
+def propagate(graph: DependencyGraph, r: np.ndarray, hops: int, decay: float) -> np.ndarray:
+    """pi by the one-hop rule (hops = 1) or distance-damped k-hop reachability."""
+    n = r.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    if hops == 1:
+        _pick(n, propagation.one_hop, propagation.one_hop_par)(graph.dep_indptr, graph.dep_indices, r, out)
+    else:
+        par = n >= PARALLEL_MIN_N
+        kernel = propagation.k_hop_par if par else propagation.k_hop
+        n_chunks = max(1, min(n, numba.get_num_threads())) if par else 1
+        kernel(graph.dep_indptr, graph.dep_indices, r, hops, decay, n_chunks, out)
+    return out
+
+
+def kept_reasons(policy: str, relevance: np.ndarray, support: np.ndarray, lambda_pi: float) -> np.ndarray:
+    """int8 reason a block gets if the ranking admits it (recency, relevance or propagation)."""
+    if policy == "recency":
+        return np.full(relevance.shape[0], Reason.KEPT_RECENCY, dtype=np.int8)
+    return np.where(lambda_pi * support > relevance, Reason.KEPT_PROPAGATION, Reason.KEPT_RELEVANCE).astype(np.int8)
+
+
+def _empty(budget: int, policy: str, selection: str) -> Retention:
+    i, f = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+    return Retention(i, np.empty(0, dtype=np.bool_), i, f, f, f, f, np.empty(0, dtype=np.int8), 0, budget, policy, selection)
+
+
+def retain(
+    query_emb: Any,
+    block_embs: Any,
+    costs: Any,
+    budget: Any,
+    *,
+    edges: Any = None,
+    policy: str = "dsgc",
+    lambda_pi: float = 1.0,
+    tau: float = 0.25,
+    hops: int = 1,
+    decay: float = 0.5,
+    density_exponent: float = 0.0,
+    order: Any = None,
+    selection: str = "first_fit",
+    query_weights: Any = None,
+) -> Retention:
+    """Decide which blocks survive a token budget (see DESIGN.md, "The retention contract").
+
+    ``query_emb`` (d,) or (m, d); ``block_embs`` (N, d) float32/float64; ``costs`` N
+    non-negative integers; ``budget`` a non-negative integer; ``edges`` (E, 2) pairs
+    ``(dependent, prerequisite)`` or a prebuilt ``DependencyGraph``.
+
+    r = softmax(<q, e_i> / tau) (for m queries the ``query_weights``-weighted mixture of
+    the per-query softmaxes), pi = propagated support (``hops``, ``decay``), and
+    I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent.  Ranking is by
+    descending score with ties in ``order``; ``selection`` is ``first_fit`` or ``prefix``.
+    Identical, bit for bit, to ``dsgc_ref.retain`` on float64 inputs.
+    """
+    policy, selection, lambda_pi, tau, hops, decay, density_exponent = check_parameters(
+        policy=policy,
+        selection=selection,
+        lambda_pi=lambda_pi,
+        tau=tau,
+        hops=hops,
+        decay=decay,
+        density_exponent=density_exponent,
+    )
+    budget = check_budget(budget)
+    queries = _validate.query(query_emb)
+    embs = _validate.embeddings("block_embs", block_embs, queries.shape[1])
+    n = embs.shape[0]
+    weights = _validate.query_weights(query_weights, queries.shape[0])
+    cost = _validate.costs(costs, n)
+    graph = as_graph(edges, n)
+    seq = _validate.order(order, n)
+    if n == 0:
+        return _empty(budget, policy, selection)
+
+    a = similarity_rows(queries, embs)
+    similarity = mixture(a, weights, None)
+    relevance = mixture(a, weights, tau)
+    support = propagate(graph, relevance, hops, decay)
+
+    lam = 0.0 if policy == "no_graph" else lambda_pi
+    if policy == "similarity":
+        scores = similarity
+    elif policy == "recency":
+        scores = np.empty(n, dtype=np.float64)
+        scores[seq] = np.arange(n, dtype=np.float64)
+    else:
+        scores = np.empty(n, dtype=np.float64)
+        _pick(n, scoring.combine, scoring.combine_par)(relevance, support, cost, lam, density_exponent, scores)
+
+    ranking = selection_kernels.rank(scores, seq)
+    mask = np.zeros(n, dtype=np.bool_)
+    reasons = np.empty(n, dtype=np.int8)
+    used = selection_kernels.select(
+        ranking,
+        cost,
+        min(budget, int(cost.sum())),
+        selection == "prefix",
+        kept_reasons(policy, relevance, support, lam),
+        np.int8(Reason.SKIPPED_NO_FIT),
+        np.int8(Reason.EVICTED_CUTOFF),
+        mask,
+        reasons,
+    )
+    return Retention(
+        retained=np.flatnonzero(mask),
+        mask=mask,
+        rank=ranking,
+        scores=scores,
+        relevance=relevance,
+        propagated=support,
+        similarity=similarity,
+        reasons=reasons,
+        used=int(used),
+        budget=budget,
+        policy=policy,
+        selection=selection,
+    )

@@ -1,0 +1,10 @@
+"""dsgc_ref: the pure-Python oracle of the dsgc retention engine.
+
+Readable, slow and exact: lists and floats only.  ``dsgc_fast`` must reproduce every result
+of this package bit for bit on float64 inputs.
+"""
+
+from .contract import POLICIES, SELECTIONS, Reason, ReferentEvictionError
+from .retain import Retention, retain
+
+__all__ = ["POLICIES", "SELECTIONS", "Reason", "ReferentEvictionError", "Retention", "retain"]

@@ -1,0 +1,178 @@
+"""The DSGC equations, one function each, in plain Python (lists and floats).
+
+This module is the oracle: every function spells out its arithmetic in the exact order the
+Numba kernels of ``dsgc_fast`` must follow, so the two agree bit for bit on float64 inputs.
+
+Notation (arXiv 2608.20400, Section 3): ``q`` the query embedding, ``e_i`` block embeddings,
+``a_i = <q, e_i>`` raw similarity, ``r`` softmax relevance at temperature ``tau``,
+``pi`` propagated support, ``I`` the retention score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def dot(q: Sequence[float], e: Sequence[float]) -> float:
+    """a = sum_t q_t * e_t, accumulated left to right over t from 0.0 in float64."""
+    s = 0.0
+    for qt, et in zip(q, e):
+        s += qt * et
+    return s
+
+
+def similarities(q: Sequence[float], embs: Sequence[Sequence[float]]) -> list[float]:
+    """a_i = <q, e_i> for every block i."""
+    return [dot(q, e) for e in embs]
+
+
+def softmax(a: Sequence[float], tau: float) -> list[float]:
+    """r_i = exp((a_i - max_k a_k) / tau) / sum_k exp((a_k - max_k a_k) / tau).
+
+    Max-shifted so no exponent overflows; the denominator is summed left to right.
+    An empty input gives an empty output.
+    """
+    if not a:
+        return []
+    m = max(a)
+    ex = [math.exp((x - m) / tau) for x in a]
+    s = 0.0
+    for v in ex:
+        s += v
+    return [v / s for v in ex]
+
+
+def normalize_weights(weights: Sequence[float]) -> list[float]:
+    """w_k / sum_k w_k, the sum accumulated left to right (weights are >= 0, sum > 0)."""
+    s = 0.0
+    for w in weights:
+        s += w
+    return [w / s for w in weights]
+
+
+def mixture_relevance(a_per_query: Sequence[Sequence[float]], weights: Sequence[float], tau: float) -> list[float]:
+    """r_i = sum_k w_k * softmax(a_k / tau)_i over the m queries, k ascending, from 0.0.
+
+    ``weights`` are already normalized.  With one query the result is that query's softmax.
+    """
+    if len(a_per_query) == 1:
+        return softmax(a_per_query[0], tau)
+    n = len(a_per_query[0])
+    r = [0.0] * n
+    for a_k, w_k in zip(a_per_query, weights):
+        r_k = softmax(a_k, tau)
+        for i in range(n):
+            r[i] += w_k * r_k[i]
+    return r
+
+
+def mixture_similarity(a_per_query: Sequence[Sequence[float]], weights: Sequence[float]) -> list[float]:
+    """a_i = sum_k w_k * a_{k,i}, k ascending, from 0.0 (the similarity policy's score).
+
+    With one query the result is that query's similarities.
+    """
+    if len(a_per_query) == 1:
+        return list(a_per_query[0])
+    n = len(a_per_query[0])
+    a = [0.0] * n
+    for a_k, w_k in zip(a_per_query, weights):
+        for i in range(n):
+            a[i] += w_k * a_k[i]
+    return a
+
+
+def dependents_lists(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """deps[i] = sorted distinct j != i with (j, i) in E (j depends on i).
+
+    The edge list is read as a set: duplicate edges count once and self-loops are dropped
+    (a block is not its own prerequisite).
+    """
+    sets: list[set[int]] = [set() for _ in range(n)]
+    for j, i in edges:
+        if j != i:
+            sets[i].add(j)
+    return [sorted(s) for s in sets]
+
+
+def propagate_one_hop(r: Sequence[float], deps: Sequence[Sequence[int]]) -> list[float]:
+    """pi_i = sum_{j : (j, i) in E} r_j, over j ascending, from 0.0 (the paper's rule)."""
+    out = []
+    for js in deps:
+        s = 0.0
+        for j in js:
+            s += r[j]
+        out.append(s)
+    return out
+
+
+def propagate_k_hop(r: Sequence[float], deps: Sequence[Sequence[int]], hops: int, decay: float) -> list[float]:
+    """Distance-damped reachability support.
+
+    pi_i = sum_{h=1..k} decay^(h-1) * S_h(i),  S_h(i) = sum_{j in D_h(i)} r_j,
+
+    where D_h(i) is the set of blocks whose shortest dependency path to i has exactly h
+    edges (j -> ... -> i following "depends on").  Each downstream block contributes once,
+    at its shortest distance, so diamonds are not double counted, cycles terminate (a
+    block is visited once) and hubs are bounded: pi_i <= sum_{j != i} r_j <= 1 - r_i.
+    S_h is summed over j ascending from 0.0; pi accumulates h = 1..k in order with the
+    weight updated as w <- w * decay.  For k = 1 this is exactly ``propagate_one_hop``.
+    """
+    out = []
+    for i in range(len(deps)):
+        seen = {i}
+        frontier = [i]
+        w = 1.0
+        pi = 0.0
+        for _ in range(hops):
+            nxt: set[int] = set()
+            for u in frontier:
+                for j in deps[u]:
+                    if j not in seen:
+                        nxt.add(j)
+            if not nxt:
+                break
+            level = sorted(nxt)
+            s = 0.0
+            for j in level:
+                s += r[j]
+            pi += w * s
+            w *= decay
+            seen.update(level)
+            frontier = level
+        out.append(pi)
+    return out
+
+
+def density_weight(cost: int, density_exponent: float) -> float:
+    """max(cost, 1) ** density_exponent (zero-cost blocks are treated as cost 1)."""
+    return float(max(cost, 1)) ** density_exponent
+
+
+def combine(
+    r: Sequence[float], pi: Sequence[float], costs: Sequence[int], lambda_pi: float, density_exponent: float
+) -> list[float]:
+    """I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent.
+
+    With density_exponent == 0 the division is by exactly 1.0 and is skipped (same bits).
+    """
+    base = [ri + lambda_pi * pii for ri, pii in zip(r, pi)]
+    if density_exponent == 0.0:
+        return base
+    return [b / density_weight(c, density_exponent) for b, c in zip(base, costs)]
+
+
+def rank(scores: Sequence[float], order: Sequence[int]) -> list[int]:
+    """All indices by descending score; ties keep their position in ``order`` (stable)."""
+    pos = [0] * len(order)
+    for p, i in enumerate(order):
+        pos[i] = p
+    return sorted(range(len(scores)), key=lambda i: (-scores[i], pos[i]))
+
+
+def recency_scores(order: Sequence[int]) -> list[float]:
+    """score_i = position of i in ``order`` (the last block in ``order`` is the newest)."""
+    s = [0.0] * len(order)
+    for p, i in enumerate(order):
+        s[i] = float(p)
+    return s

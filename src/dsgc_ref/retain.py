@@ -1,0 +1,213 @@
+"""``retain``: the retention contract in pure Python (the oracle for ``dsgc_fast.retain``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import equations as eq
+from .contract import Reason, check_budget, check_parameters, is_integer_scalar
+from .selection import select
+
+
+@dataclass
+class Retention:
+    """What ``retain`` decided, with every intermediate quantity (plain lists).
+
+    ``retained``   sorted indices kept;            ``mask``       keep flag per block
+    ``rank``       all indices, best first;        ``scores``     the ranking score I_i
+    ``relevance``  softmax relevance r_i;          ``propagated`` support pi_i
+    ``similarity`` raw a_i = <q, e_i>;             ``reasons``    a ``Reason`` per block
+    ``used``       total cost kept;                ``budget``     the budget given
+    ``pinned``     sorted indices pinned;          ``binding_table`` None unless escalated
+    """
+
+    retained: list[int]
+    mask: list[bool]
+    rank: list[int]
+    scores: list[float]
+    relevance: list[float]
+    propagated: list[float]
+    similarity: list[float]
+    reasons: list[Reason]
+    used: int
+    budget: int
+    policy: str
+    selection: str
+    pinned: list[int]
+    binding_table: Any = None
+
+
+def _as_float_rows(name: str, rows: Any, width: int | None) -> list[list[float]]:
+    out = []
+    for k, row in enumerate(rows):
+        vals = [float(x) for x in row]
+        if width is not None and len(vals) != width:
+            raise ValueError(f"{name} row {k} has {len(vals)} values, expected {width}")
+        if not all(math.isfinite(v) for v in vals):
+            raise ValueError(f"{name} contains NaN or inf (row {k})")
+        out.append(vals)
+    return out
+
+
+def _query_rows(query_emb: Any) -> list[list[float]]:
+    rows = list(query_emb)
+    if rows and not hasattr(rows[0], "__len__"):
+        rows = [rows]
+    if not rows:
+        raise ValueError("query_emb must hold at least one query")
+    q = _as_float_rows("query_emb", rows, None)
+    if len(q[0]) == 0:
+        raise ValueError("query_emb has an empty embedding dimension")
+    if any(len(r) != len(q[0]) for r in q):
+        raise ValueError("query_emb rows differ in length")
+    return q
+
+
+def _check_weights(query_weights: Any, m: int) -> list[float]:
+    if query_weights is None:
+        return [1.0 / m] * m if m > 1 else [1.0]
+    w = [float(x) for x in query_weights]
+    if len(w) != m:
+        raise ValueError(f"query_weights has {len(w)} entries, expected {m} (one per query)")
+    if not all(math.isfinite(x) and x >= 0 for x in w):
+        raise ValueError("query_weights must be finite and >= 0")
+    if sum(w) <= 0:
+        raise ValueError("query_weights must not all be zero")
+    return eq.normalize_weights(w)
+
+
+def _check_costs(costs: Any, n: int) -> list[int]:
+    c = list(costs)
+    if len(c) != n:
+        raise ValueError(f"costs has {len(c)} entries, expected {n} (one per block)")
+    for k, x in enumerate(c):
+        if not is_integer_scalar(x):
+            raise TypeError(f"costs[{k}] must be a non-negative integer, got {x!r}")
+        if int(x) < 0:
+            raise ValueError(f"costs[{k}] must be >= 0, got {x}")
+    return [int(x) for x in c]
+
+
+def _check_edges(edges: Any, n: int) -> list[tuple[int, int]]:
+    if edges is None:
+        return []
+    out = []
+    for k, pair in enumerate(edges):
+        pair = list(pair)
+        if len(pair) != 2:
+            raise ValueError(f"edges[{k}] must be a (dependent, prerequisite) pair")
+        if not all(is_integer_scalar(x) for x in pair):
+            raise TypeError(f"edges[{k}] must hold integers, got {pair!r}")
+        j, i = int(pair[0]), int(pair[1])
+        if not (0 <= j < n and 0 <= i < n):
+            raise ValueError(f"edges[{k}] = ({j}, {i}) is out of range for {n} blocks")
+        out.append((j, i))
+    return out
+
+
+def _check_order(order: Any, n: int) -> list[int]:
+    if order is None:
+        return list(range(n))
+    o = list(order)
+    if not all(is_integer_scalar(x) for x in o):
+        raise TypeError("order must hold integers")
+    o = [int(x) for x in o]
+    if sorted(o) != list(range(n)):
+        raise ValueError(f"order must be a permutation of range({n})")
+    return o
+
+
+def kept_reasons(policy: str, relevance: Sequence[float], support: Sequence[float], lambda_pi: float) -> list[Reason]:
+    """The reason a block gets if the ranking admits it: recency, relevance or propagation."""
+    if policy == "recency":
+        return [Reason.KEPT_RECENCY] * len(relevance)
+    return [
+        Reason.KEPT_PROPAGATION if lambda_pi * p > r else Reason.KEPT_RELEVANCE for r, p in zip(relevance, support)
+    ]
+
+
+def retain(
+    query_emb: Any,
+    block_embs: Any,
+    costs: Any,
+    budget: Any,
+    *,
+    edges: Any = None,
+    policy: str = "dsgc",
+    lambda_pi: float = 1.0,
+    tau: float = 0.25,
+    hops: int = 1,
+    decay: float = 0.5,
+    density_exponent: float = 0.0,
+    order: Any = None,
+    selection: str = "first_fit",
+    query_weights: Any = None,
+) -> Retention:
+    """Decide which blocks survive a token budget (see DESIGN.md, "The retention contract").
+
+    Relevance r = softmax(<q, e_i> / tau) (a weighted mixture of softmaxes for an (m, d)
+    query), support pi by ``hops``-hop propagation along prerequisite edges, score
+    I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent.  Policies:
+    ``similarity`` ranks by raw <q, e_i>; ``no_graph`` is DSGC with lambda_pi = 0;
+    ``dsgc``; ``recency`` keeps the newest (last in ``order``) first.  Ties keep ``order``.
+    """
+    policy, selection, lambda_pi, tau, hops, decay, density_exponent = check_parameters(
+        policy=policy,
+        selection=selection,
+        lambda_pi=lambda_pi,
+        tau=tau,
+        hops=hops,
+        decay=decay,
+        density_exponent=density_exponent,
+    )
+    budget = check_budget(budget)
+    q = _query_rows(query_emb)
+    d = len(q[0])
+    embs = _as_float_rows("block_embs", block_embs, d)
+    n = len(embs)
+    weights = _check_weights(query_weights, len(q))
+    cost = _check_costs(costs, n)
+    pairs = _check_edges(edges, n)
+    seq = _check_order(order, n)
+
+    a_k = [eq.similarities(qk, embs) for qk in q]
+    if any(not math.isfinite(x) for row in a_k for x in row):
+        raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
+    if n == 0:
+        return Retention([], [], [], [], [], [], [], [], 0, budget, policy, selection, [])
+    similarity = eq.mixture_similarity(a_k, weights)
+    relevance = eq.mixture_relevance(a_k, weights, tau)
+    deps = eq.dependents_lists(n, pairs)
+    if hops == 1:
+        support = eq.propagate_one_hop(relevance, deps)
+    else:
+        support = eq.propagate_k_hop(relevance, deps, hops, decay)
+
+    lam = 0.0 if policy == "no_graph" else lambda_pi
+    if policy == "similarity":
+        scores = similarity
+    elif policy == "recency":
+        scores = eq.recency_scores(seq)
+    else:
+        scores = eq.combine(relevance, support, cost, lam, density_exponent)
+
+    ranking = eq.rank(scores, seq)
+    mask, reasons, used = select(ranking, cost, budget, selection, kept_reasons(policy, relevance, support, lam))
+    return Retention(
+        retained=[i for i in range(n) if mask[i]],
+        mask=mask,
+        rank=ranking,
+        scores=scores,
+        relevance=relevance,
+        propagated=support,
+        similarity=similarity,
+        reasons=reasons,  # type: ignore[arg-type]
+        used=used,
+        budget=budget,
+        policy=policy,
+        selection=selection,
+        pinned=[],
+    )
