@@ -43,7 +43,13 @@ class Retention:
 def _as_float_rows(name: str, rows: Any, width: int | None) -> list[list[float]]:
     out = []
     for k, row in enumerate(rows):
-        vals = [float(x) for x in row]
+        if not hasattr(row, "__iter__") or isinstance(row, (str, bytes)):
+            raise ValueError(f"{name} must be 2-D (N, d): row {k} is not a sequence")
+        vals = []
+        for x in row:
+            if isinstance(x, (bool, str, bytes, complex)) or not hasattr(x, "__float__"):
+                raise TypeError(f"{name} must hold real numbers, got {x!r} (row {k})")
+            vals.append(float(x))
         if width is not None and len(vals) != width:
             raise ValueError(f"{name} row {k} has {len(vals)} values, expected {width}")
         if not all(math.isfinite(v) for v in vals):
@@ -57,7 +63,7 @@ def _query_rows(query_emb: Any) -> list[list[float]]:
     if rows and not hasattr(rows[0], "__len__"):
         rows = [rows]
     if not rows:
-        raise ValueError("query_emb must hold at least one query")
+        raise ValueError("query_emb has an empty embedding dimension")
     q = _as_float_rows("query_emb", rows, None)
     if len(q[0]) == 0:
         raise ValueError("query_emb has an empty embedding dimension")
