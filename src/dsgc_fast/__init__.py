@@ -6,15 +6,22 @@ exactly what ``dsgc_ref.retain`` (the pure-Python oracle) returns, bit for bit o
 
 from dsgc_ref.contract import POLICIES, SELECTIONS, Reason, ReferentEvictionError
 
+from dsgc_ref.pins import BindingTable
+
 from .graph import DependencyGraph
+from .pins import ReferentIndex, orphans, pin_closure
 from .retain import Retention, retain
 
 __all__ = [
     "POLICIES",
     "SELECTIONS",
+    "BindingTable",
     "DependencyGraph",
     "Reason",
     "ReferentEvictionError",
+    "ReferentIndex",
     "Retention",
+    "orphans",
+    "pin_closure",
     "retain",
 ]

@@ -8,13 +8,15 @@ from typing import Any
 import numba
 import numpy as np
 
-from dsgc_ref.contract import Reason, check_budget, check_parameters
+from dsgc_ref.contract import Reason, ReferentEvictionError, check_budget, check_parameters
 
 from . import _validate
 from ._config import PARALLEL_MIN_N
 from .graph import DependencyGraph, as_graph
+from .kernels import pins as pin_kernels
 from .kernels import propagation, scoring
 from .kernels import selection as selection_kernels
+from .pins import ReferentIndex, as_index, closure, table_for
 
 
 @dataclass
@@ -140,6 +142,12 @@ def retain(
     order: Any = None,
     selection: str = "first_fit",
     query_weights: Any = None,
+    live: Any = None,
+    uses: Any = None,
+    binds: Any = None,
+    binders: Any = None,
+    referents: ReferentIndex | None = None,
+    cost_fn: Any = None,
 ) -> Retention:
     """Decide which blocks survive a token budget (see DESIGN.md, "The retention contract").
 
@@ -152,6 +160,15 @@ def retain(
     I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent.  Ranking is by
     descending score with ties in ``order``; ``selection`` is ``first_fit`` or ``prefix``.
     Identical, bit for bit, to ``dsgc_ref.retain`` on float64 inputs.
+
+    Referent pinning (any of ``live``, ``uses``/``binds`` or ``referents`` given): the live
+    roots and their referent closure are pinned and charged first; the remainder is walked
+    in rank order and each admitted block brings the unkept part of its closure, all or
+    nothing, so no kept block loses the binder of a referent it uses.  If the pinned set
+    exceeds the budget, pinned non-roots are replaced by a binding table costing
+    ``cost_fn(table.text)`` (default: whitespace tokens); if roots plus table still exceed
+    it, ``ReferentEvictionError``.  ``binders`` overrides the newest-binder rule;
+    ``referents`` is the prebuilt array form (``ReferentIndex``) for large stores.
     """
     policy, selection, lambda_pi, tau, hops, decay, density_exponent = check_parameters(
         policy=policy,
@@ -189,19 +206,63 @@ def retain(
         _pick(n, scoring.combine, scoring.combine_par)(relevance, support, cost, lam, density_exponent, scores)
 
     ranking = selection_kernels.rank(scores, seq)
+    keep_reason = kept_reasons(policy, relevance, support, lam)
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
-    used = selection_kernels.select(
-        ranking,
-        cost,
-        min(budget, int(cost.sum())),
-        selection == "prefix",
-        kept_reasons(policy, relevance, support, lam),
-        np.int8(Reason.SKIPPED_NO_FIT),
-        np.int8(Reason.EVICTED_CUTOFF),
-        mask,
-        reasons,
-    )
+    pinned = np.empty(0, dtype=np.int64)
+    table = None
+    if live is None and uses is None and binds is None and referents is None:
+        used = selection_kernels.select(
+            ranking,
+            cost,
+            min(budget, int(cost.sum())),
+            selection == "prefix",
+            keep_reason,
+            np.int8(Reason.SKIPPED_NO_FIT),
+            np.int8(Reason.EVICTED_CUTOFF),
+            mask,
+            reasons,
+        )
+    else:
+        index = as_index(n, uses, binds, referents, seq, binders)
+        roots = np.unique(_validate.indices("live", live, n))
+        pinned_mask = closure(index, roots)
+        pinned = np.flatnonzero(pinned_mask)
+        excluded = np.zeros(n, dtype=np.bool_)
+        reserved = 0
+        if int(cost[pinned].sum()) > budget:
+            table = table_for(index, pinned_mask, roots, cost_fn)
+            root_cost = int(cost[roots].sum())
+            if root_cost + table.cost > budget:
+                raise ReferentEvictionError(
+                    f"pinned blocks {pinned.tolist()} cost {int(cost[pinned].sum())} tokens (live roots "
+                    f"{roots.tolist()}: {root_cost}); the binding table costs {table.cost}; budget {budget}: "
+                    "evicting a pinned block would orphan a referent"
+                )
+            excluded[pinned] = True
+            excluded[roots] = False
+            reserved = table.cost
+            mask[roots] = True
+        else:
+            mask[pinned] = True
+        used = pin_kernels.select_units(
+            ranking,
+            cost,
+            min(budget, int(cost.sum()) + reserved),
+            selection == "prefix",
+            keep_reason,
+            np.int8(Reason.SKIPPED_NO_FIT),
+            np.int8(Reason.EVICTED_CUTOFF),
+            np.int8(Reason.KEPT_CLOSURE),
+            reserved,
+            excluded,
+            index.use_indptr,
+            index.use_ids,
+            index.live_binder,
+            mask,
+            reasons,
+        )
+        reasons[pinned] = np.where(mask[pinned], Reason.KEPT_PINNED, Reason.TABLED)
     return Retention(
         retained=np.flatnonzero(mask),
         mask=mask,
@@ -215,4 +276,6 @@ def retain(
         budget=budget,
         policy=policy,
         selection=selection,
+        pinned=pinned,
+        binding_table=table,
     )

@@ -5,6 +5,17 @@ of this package bit for bit on float64 inputs.
 """
 
 from .contract import POLICIES, SELECTIONS, Reason, ReferentEvictionError
+from .pins import BindingTable, orphans, pin_closure
 from .retain import Retention, retain
 
-__all__ = ["POLICIES", "SELECTIONS", "Reason", "ReferentEvictionError", "Retention", "retain"]
+__all__ = [
+    "POLICIES",
+    "SELECTIONS",
+    "BindingTable",
+    "Reason",
+    "ReferentEvictionError",
+    "Retention",
+    "orphans",
+    "pin_closure",
+    "retain",
+]

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import equations as eq
-from .contract import Reason, check_budget, check_parameters, is_integer_scalar
+from .contract import Reason, ReferentEvictionError, check_budget, check_parameters, is_integer_scalar
+from .pins import binding_table, check_referents, closure_from, default_cost, live_binders
 from .selection import select
 
 
@@ -151,6 +152,11 @@ def retain(
     order: Any = None,
     selection: str = "first_fit",
     query_weights: Any = None,
+    live: Any = None,
+    uses: Any = None,
+    binds: Any = None,
+    binders: Any = None,
+    cost_fn: Any = None,
 ) -> Retention:
     """Decide which blocks survive a token budget (see DESIGN.md, "The retention contract").
 
@@ -159,6 +165,14 @@ def retain(
     I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent.  Policies:
     ``similarity`` ranks by raw <q, e_i>; ``no_graph`` is DSGC with lambda_pi = 0;
     ``dsgc``; ``recency`` keeps the newest (last in ``order``) first.  Ties keep ``order``.
+
+    Referent pinning (any of ``live``, ``uses``, ``binds`` given): the live roots and their
+    referent closure are pinned and charged first; the rest is walked in rank order and
+    each admitted block brings the unkept part of its closure, all or nothing.  If the
+    pinned set exceeds the budget, the pinned non-roots are replaced by a binding table
+    (cost ``cost_fn(table.text)``); if roots plus table still exceed it,
+    ``ReferentEvictionError``.  ``binders`` (referent -> block) overrides the
+    newest-binder rule.  ``recency`` with pins is the recency-plus-pin fallback.
     """
     policy, selection, lambda_pi, tau, hops, decay, density_exponent = check_parameters(
         policy=policy,
@@ -201,7 +215,15 @@ def retain(
         scores = eq.combine(relevance, support, cost, lam, density_exponent)
 
     ranking = eq.rank(scores, seq)
-    mask, reasons, used = select(ranking, cost, budget, selection, kept_reasons(policy, relevance, support, lam))
+    keep_reason = kept_reasons(policy, relevance, support, lam)
+    if live is None and uses is None and binds is None:
+        mask, reasons, used = select(ranking, cost, budget, selection, keep_reason)
+        pinned: list[int] = []
+        table = None
+    else:
+        mask, reasons, used, pinned, table = _select_with_pins(
+            ranking, cost, budget, selection, keep_reason, seq, live, uses, binds, binders, cost_fn
+        )
     return Retention(
         retained=[i for i in range(n) if mask[i]],
         mask=mask,
@@ -215,5 +237,61 @@ def retain(
         budget=budget,
         policy=policy,
         selection=selection,
-        pinned=[],
+        pinned=pinned,
+        binding_table=table,
     )
+
+
+def _select_with_pins(ranking, cost, budget, selection, keep_reason, seq, live, uses, binds, binders, cost_fn):
+    """Pinned-set subtraction, escalation to a binding table, closure-aware selection."""
+    n = len(cost)
+    use_lists, bind_maps = check_referents(uses, binds, n)
+    live_map = live_binders(bind_maps, seq, binders)
+    roots = sorted(set(_check_indices("live", live, n)))
+    pinned = sorted(closure_from(roots, use_lists, live_map))
+    excluded = [False] * n
+    table = None
+    preset = pinned
+    if sum(cost[i] for i in pinned) > budget:
+        table = binding_table(pinned, roots, use_lists, bind_maps, live_map, cost_fn or default_cost)
+        root_cost = sum(cost[i] for i in roots)
+        if root_cost + table.cost > budget:
+            raise ReferentEvictionError(
+                f"pinned blocks {pinned} cost {sum(cost[i] for i in pinned)} tokens (live roots {roots}: "
+                f"{root_cost}); the binding table costs {table.cost}; budget {budget}: "
+                "evicting a pinned block would orphan a referent"
+            )
+        preset = roots
+        for i in pinned:
+            excluded[i] = i not in roots
+
+    def unit_of(i, mask):
+        binders_of_i = [b for x in use_lists[i] if (b := live_map.get(x)) is not None]
+        return closure_from(binders_of_i, use_lists, live_map, lambda b: b == i or mask[b] or excluded[b])
+
+    mask, reasons, used = select(
+        ranking,
+        cost,
+        budget,
+        selection,
+        keep_reason,
+        preset=preset,
+        excluded=excluded,
+        reserved=table.cost if table else 0,
+        unit_of=unit_of,
+    )
+    for i in pinned:
+        reasons[i] = Reason.KEPT_PINNED if mask[i] else Reason.TABLED
+    return mask, reasons, used, pinned, table
+
+
+def _check_indices(name: str, value: Any, n: int) -> list[int]:
+    if value is None:
+        return []
+    vals = [value] if is_integer_scalar(value) else list(value)
+    for x in vals:
+        if not is_integer_scalar(x):
+            raise TypeError(f"{name} must hold block indices (integers), got {x!r}")
+        if not 0 <= int(x) < n:
+            raise ValueError(f"{name} has index {int(x)}, out of range for {n} blocks")
+    return [int(x) for x in vals]

@@ -15,13 +15,17 @@ def select(
     kept_reason: Sequence[Reason],
     *,
     preset: Sequence[int] = (),
-    unit_of: Callable[[int], Sequence[int]] | None = None,
+    excluded: Sequence[bool] | None = None,
+    reserved: int = 0,
+    unit_of: Callable[[int, Sequence[bool]], Sequence[int]] | None = None,
 ) -> tuple[list[bool], list[Reason | None], int]:
     """Walk ``ranking`` and keep blocks while the budget allows.
 
-    ``preset`` blocks (pinned) are kept and charged first.  For every other block ``i`` in
-    ranking order the candidate unit is ``[i] + unit_of(i)`` minus what is already kept
-    (``unit_of`` gives the referent closure of ``i``; without it the unit is ``[i]``).
+    ``preset`` blocks (pinned) are kept and charged first, together with ``reserved``
+    tokens (a binding table); ``excluded`` blocks are not candidates.  For every other block
+    ``i`` in ranking order the candidate unit is ``[i] + unit_of(i, mask)``: ``unit_of``
+    gives the not-yet-kept part of the referent closure of ``i``; without it the unit is
+    ``[i]``.
     ``first_fit``: a unit that fits (used + cost <= budget) is kept whole, one that does
     not is skipped and the walk continues.  ``prefix``: the walk stops at the first unit
     that does not fit; every block after it is evicted by the cutoff.
@@ -32,22 +36,18 @@ def select(
     n = len(costs)
     mask = [False] * n
     reasons: list[Reason | None] = [None] * n
-    used = 0
+    used = reserved
     for i in preset:
         mask[i] = True
         used += costs[i]
     stopped = False
     for i in ranking:
-        if mask[i]:
+        if mask[i] or (excluded is not None and excluded[i]):
             continue
         if stopped:
             reasons[i] = Reason.EVICTED_CUTOFF
             continue
-        unit = [i]
-        if unit_of is not None:
-            for k in unit_of(i):
-                if not mask[k] and k not in unit:
-                    unit.append(k)
+        unit = [i] if unit_of is None else [i, *unit_of(i, mask)]
         cost = 0
         for k in unit:
             cost += costs[k]

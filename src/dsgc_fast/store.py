@@ -1,0 +1,503 @@
+"""``MemoryStore``: an agent's memory as blocks, compacted to a token budget, never lost.
+
+An agent loop appends blocks (``add``) and, before each model call, compacts the store to
+its budget (``compact``): ``retain`` ranks the active blocks against the query, the live
+roots and their referent closure are pinned, and every block that is not kept is moved to
+the SQLite archive in one transaction *before* it leaves the active set.  ``recall`` moves
+archived blocks back (with the referent closure they need); ``save``/``load`` copy the whole
+store.  The database is the record: opening a store on an existing archive file resumes it.
+
+Per-block data lives in append-only arrays that grow by doubling (embeddings, costs, flags,
+the edge list), so ``add`` is amortized O(1); ``compact`` gathers the active rows and remaps
+the edge list with vectorized indexing, O(N + E), and never rebuilds anything per turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dsgc_ref.contract import check_budget, is_integer_scalar
+
+from .archive import Archive, ArchivedBlock, Block
+from .explain import BindingTableBlock, CompactionReport, build_report
+from .pins import pin_closure
+from .retain import retain
+
+Encoder = Callable[[list[str]], Any]
+TokenCounter = Callable[[str], int]
+
+BINDING_TABLE_KIND = "binding_table"
+
+
+def whitespace_tokens(text: str) -> int:
+    """The paper's token cost: ``max(len(text.split()), 1)``."""
+    return max(len(text.split()), 1)
+
+
+def default_encoder() -> Encoder:
+    """The offline, deterministic lexical hashing encoder of the paper."""
+    from .encoders import LexicalEncoder
+
+    return LexicalEncoder()
+
+
+class _Growable:
+    """An append-only NumPy array (1-D, or 2-D with a fixed width); capacity doubles."""
+
+    def __init__(self, dtype: Any, width: int | None = None) -> None:
+        self._data = np.empty((16,) if width is None else (16, width), dtype=dtype)
+        self.n = 0
+
+    def append(self, value: Any) -> None:
+        if self.n == self._data.shape[0]:
+            grown = np.empty((2 * self.n,) + self._data.shape[1:], dtype=self._data.dtype)
+            grown[: self.n] = self._data
+            self._data = grown
+        self._data[self.n] = value
+        self.n += 1
+
+    def view(self) -> np.ndarray:
+        return self._data[: self.n]
+
+
+class MemoryStore:
+    """Blocks of agent memory with budgeted, explained, lossless compaction.
+
+    ``encoder(list[str]) -> (n, d)`` embeds texts (default: the lexical hashing encoder);
+    ``token_counter(str) -> int`` gives a block's cost (default: the paper's whitespace
+    count); ``archive`` is the SQLite database: a file path (resumed if it exists) or
+    ``":memory:"``.
+    """
+
+    def __init__(
+        self,
+        encoder: Encoder | None = None,
+        token_counter: TokenCounter | None = None,
+        archive: str | os.PathLike = ":memory:",
+    ) -> None:
+        if encoder is not None and not callable(encoder):
+            raise TypeError("encoder must be a callable list[str] -> (n, d) array")
+        if token_counter is not None and not callable(token_counter):
+            raise TypeError("token_counter must be a callable str -> int")
+        self._encoder = encoder if encoder is not None else default_encoder()
+        self._token_counter = token_counter if token_counter is not None else whitespace_tokens
+        self._archive = Archive(archive)
+        self._rebuild()
+
+    # -- construction from the database -------------------------------------------------
+    def _rebuild(self) -> None:
+        """(Re)build the in-memory structures from every block in the database."""
+        self._ids: list[str] = []
+        self._slot_of: dict[str, int] = {}
+        self._uses: list[tuple[str, ...]] = []
+        self._binds: list[dict[str, str]] = []
+        self._active_blocks: dict[int, Block] = {}
+        self._emb: _Growable | None = None
+        self._cost = _Growable(np.int64)
+        self._active = _Growable(np.bool_)
+        self._pinned = _Growable(np.bool_)
+        self._edges = _Growable(np.int64, 2)
+        for block, active in self._archive.all_blocks():
+            if block.seq != len(self._ids):
+                raise ValueError(f"archive {self._archive.path!r} is corrupt: block seq {block.seq} out of order")
+            self._append(block, block.embedding, active=active)
+
+    def _append(self, block: Block, embedding: np.ndarray, *, active: bool) -> None:
+        slot = len(self._ids)
+        if self._emb is None:
+            self._emb = _Growable(np.float64, embedding.shape[0])
+        self._emb.append(embedding)
+        self._cost.append(block.cost)
+        self._active.append(active)
+        self._pinned.append(block.pinned)
+        for prerequisite in block.depends_on:
+            self._edges.append((slot, self._slot_of[prerequisite]))
+        self._ids.append(block.id)
+        self._slot_of[block.id] = slot
+        self._uses.append(block.uses)
+        self._binds.append(block.binds)
+        if active:
+            self._active_blocks[slot] = dataclasses.replace(block, embedding=None)
+
+    # -- adding blocks ------------------------------------------------------------------
+    def add(
+        self,
+        text: str,
+        *,
+        id: str | None = None,
+        depends_on: Iterable[str] = (),
+        binds: Mapping[str, str] | None = None,
+        uses: Iterable[str] = (),
+        embedding: Any = None,
+        cost: int | None = None,
+        pinned: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Append a block; returns its id (default ``"b<seq>"``).
+
+        ``depends_on``: ids of earlier blocks it depends on (edges dependent -> prerequisite);
+        ``binds``: referent -> value this block binds; ``uses``: referents it uses;
+        ``embedding``: (d,) vector (default: ``encoder([text])``); ``cost``: token cost
+        (default: ``token_counter(text)``); ``pinned``: a live root at every compaction;
+        ``meta``: JSON-serializable data kept with the block.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        seq = len(self._ids)
+        block_id = f"b{seq}" if id is None else id
+        if not isinstance(block_id, str) or not block_id:
+            raise TypeError(f"id must be a non-empty str, got {block_id!r}")
+        if block_id in self._slot_of:
+            raise ValueError(f"duplicate block id {block_id!r}")
+        block = Block(
+            id=block_id,
+            text=text,
+            cost=self._check_cost(cost, text),
+            seq=seq,
+            depends_on=self._check_depends_on(block_id, depends_on),
+            binds=_check_binds(binds),
+            uses=_check_uses(uses),
+            pinned=_check_flag("pinned", pinned),
+            meta=_check_meta(meta),
+            embedding=self._embedding(text, embedding),
+        )
+        self._archive.insert_active(block)
+        self._append(block, block.embedding, active=True)
+        return block_id
+
+    def _check_cost(self, cost: Any, text: str) -> int:
+        name = "cost"
+        if cost is None:
+            cost, name = self._token_counter(text), "token_counter(text)"
+        if not is_integer_scalar(cost) or int(cost) < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {cost!r}")
+        return int(cost)
+
+    def _check_depends_on(self, block_id: str, depends_on: Iterable[str]) -> tuple[str, ...]:
+        if isinstance(depends_on, str):
+            raise TypeError("depends_on must be an iterable of block ids, not a single str")
+        out = tuple(dict.fromkeys(depends_on))
+        for prerequisite in out:
+            if prerequisite == block_id:
+                raise ValueError(f"block {block_id!r} cannot depend on itself")
+            if prerequisite not in self._slot_of:
+                raise ValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
+        return out
+
+    def _embedding(self, text: str, embedding: Any) -> np.ndarray:
+        if embedding is None:
+            return self._encode([text], "encoder(text)")[0]
+        vec = np.asarray(embedding, dtype=np.float64)
+        if vec.ndim != 1:
+            raise ValueError(f"embedding must be 1-D (d,), got shape {vec.shape}")
+        return self._check_vectors(vec[None, :], "embedding")[0]
+
+    def _encode(self, texts: list[str], name: str) -> np.ndarray:
+        out = np.asarray(self._encoder(texts), dtype=np.float64)
+        if out.ndim != 2 or out.shape[0] != len(texts):
+            raise ValueError(f"{name} must return an ({len(texts)}, d) array, got shape {out.shape}")
+        return self._check_vectors(out, name)
+
+    def _check_vectors(self, vectors: np.ndarray, name: str) -> np.ndarray:
+        if vectors.shape[1] == 0 or not np.isfinite(vectors).all():
+            raise ValueError(f"{name} must be finite with d >= 1")
+        if self._emb is not None and vectors.shape[1] != self._emb.view().shape[1]:
+            raise ValueError(f"{name} has d = {vectors.shape[1]}, but the store's blocks have d = {self.dimension}")
+        return np.ascontiguousarray(vectors)
+
+    # -- reading ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        """Number of active blocks."""
+        return len(self._active_blocks)
+
+    def __contains__(self, block_id: object) -> bool:
+        """True if ``block_id`` is an active block."""
+        slot = self._slot_of.get(block_id) if isinstance(block_id, str) else None
+        return slot is not None and slot in self._active_blocks
+
+    @property
+    def total(self) -> int:
+        """Number of blocks ever added (active plus archived)."""
+        return len(self._ids)
+
+    @property
+    def dimension(self) -> int | None:
+        """Embedding dimension d (None before the first block)."""
+        return None if self._emb is None else int(self._emb.view().shape[1])
+
+    @property
+    def used(self) -> int:
+        """Total cost of the active blocks."""
+        return int(self._cost.view()[self._active.view()].sum())
+
+    @property
+    def archive_path(self) -> str:
+        return self._archive.path
+
+    def ids(self) -> list[str]:
+        """Active block ids, oldest first."""
+        return [self._ids[s] for s in sorted(self._active_blocks)]
+
+    def archived_ids(self) -> list[str]:
+        """Archived block ids, oldest first."""
+        return [self._ids[s] for s in np.flatnonzero(~self._active.view())]
+
+    def blocks(self) -> list[Block]:
+        """Active blocks (with embeddings), oldest first."""
+        return [self._with_embedding(s) for s in sorted(self._active_blocks)]
+
+    def get(self, block_id: str) -> Block:
+        """An active or archived block by id (archived ones are read from the archive)."""
+        slot = self._slot(block_id)
+        if slot in self._active_blocks:
+            return self._with_embedding(slot)
+        return self._archive.archived([slot])[0].block
+
+    def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
+        """Archived blocks (all, or these ids) with the compaction and reason that evicted them."""
+        slots = np.flatnonzero(~self._active.view()) if ids is None else [self._slot(i) for i in _id_list(ids)]
+        return self._archive.archived(slots)
+
+    def binder_of(self, referent: str) -> str | None:
+        """The id of the newest block (active or archived) binding ``referent``, if any."""
+        for slot in range(len(self._binds) - 1, -1, -1):
+            if referent in self._binds[slot]:
+                return self._ids[slot]
+        return None
+
+    def _slot(self, block_id: str) -> int:
+        if block_id not in self._slot_of:
+            raise KeyError(f"unknown block id {block_id!r}")
+        return self._slot_of[block_id]
+
+    def _with_embedding(self, slot: int) -> Block:
+        return dataclasses.replace(self._active_blocks[slot], embedding=self._emb.view()[slot].copy())
+
+    # -- compaction ---------------------------------------------------------------------
+    def compact(
+        self,
+        query: str | Sequence[str] | Any,
+        budget: int,
+        *,
+        policy: str = "dsgc",
+        live: Iterable[str] = (),
+        query_weights: Any = None,
+        lambda_pi: float = 1.0,
+        tau: float = 0.25,
+        hops: int = 1,
+        decay: float = 0.5,
+        density_exponent: float = 0.0,
+        selection: str = "first_fit",
+    ) -> CompactionReport:
+        """Keep what fits ``budget`` for ``query``; archive the rest; explain every decision.
+
+        ``query`` is a text, several texts (a query distribution weighted by
+        ``query_weights``) or an embedding (d,) / (m, d).  The live roots are the pinned
+        blocks plus the ``live`` ids; they and their referent closure are kept first, the
+        rest is ranked by ``policy`` (see ``dsgc_fast.retain``).  If the pinned set needs a
+        binding table, the table becomes a new active block binding the tabled referents.
+        Evicted blocks are written to the archive in one transaction before they leave
+        the active set.  Raises ``ReferentEvictionError`` (and changes nothing) if even the
+        roots plus the table exceed the budget.
+        """
+        budget = check_budget(budget)
+        query_emb, query_text = self._query(query)
+        slots = np.array(sorted(self._active_blocks), dtype=np.int64)
+        local = np.full(len(self._ids), -1, dtype=np.int64)
+        local[slots] = np.arange(slots.shape[0])
+        edges = local[self._edges.view()]
+        edges = edges[(edges >= 0).all(axis=1)] if edges.size else np.empty((0, 2), dtype=np.int64)
+        roots = self._live_roots(slots, local, live)
+        uses = [self._uses[s] for s in slots]
+        binds = [self._binds[s] or None for s in slots]
+        embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
+        result = retain(
+            query_emb,
+            embs,
+            self._cost.view()[slots],
+            budget,
+            edges=edges,
+            policy=policy,
+            lambda_pi=lambda_pi,
+            tau=tau,
+            hops=hops,
+            decay=decay,
+            density_exponent=density_exponent,
+            selection=selection,
+            query_weights=query_weights,
+            live=roots,
+            uses=uses,
+            binds=binds,
+        )
+        ids = [self._ids[s] for s in slots]
+        table = self._binding_table_block(result.binding_table, ids)
+        report = build_report(
+            ids,
+            result,
+            edges=edges,
+            roots=roots,
+            uses=uses,
+            binds=binds,
+            lambda_pi=0.0 if policy == "no_graph" else lambda_pi,
+            query=query_text,
+            table_block=table,
+        )
+        evicted = {int(slots[i]): result.reason(int(i)).label for i in result.evicted}
+        with self._archive.transaction():
+            number = self._archive.log_compaction(
+                query_text, budget, result.policy, len(report.kept), len(report.evicted), int(result.used)
+            )
+            self._archive.archive_blocks(evicted, number)
+            if table is not None:
+                self._archive.insert_active(table.block)
+        report.compaction = number
+        for slot in evicted:
+            self._active.view()[slot] = False
+            del self._active_blocks[slot]
+        if table is not None:
+            self._append(table.block, table.block.embedding, active=True)
+        return report
+
+    def _query(self, query: Any) -> tuple[np.ndarray, str]:
+        if isinstance(query, str):
+            return self._encode([query], "encoder(query)")[0], query
+        if isinstance(query, Sequence) and query and all(isinstance(q, str) for q in query):
+            return self._encode(list(query), "encoder(query)"), json.dumps(list(query))
+        arr = np.asarray(query, dtype=np.float64)
+        if arr.ndim not in (1, 2):
+            raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
+        return arr, f"<embedding {arr.shape}>"
+
+    def _live_roots(self, slots: np.ndarray, local: np.ndarray, live: Iterable[str]) -> np.ndarray:
+        chosen = set(local[slots[self._pinned.view()[slots]]].tolist())
+        for block_id in _id_list(live):
+            slot = self._slot(block_id)
+            if slot not in self._active_blocks:
+                raise ValueError(f"live root {block_id!r} is archived; recall it first")
+            chosen.add(int(local[slot]))
+        return np.array(sorted(chosen), dtype=np.int64)
+
+    def _binding_table_block(self, table: Any, ids: list[str]) -> BindingTableBlock | None:
+        """The escalation's binding table as a new block that binds the tabled referents."""
+        if table is None:
+            return None
+        seq = len(self._ids)
+        block_id = f"binding-table-{seq}"
+        while block_id in self._slot_of:
+            block_id += "'"
+        entries = [(referent, value, ids[source]) for referent, value, source in table.entries]
+        block = Block(
+            id=block_id,
+            text=table.text,
+            cost=int(table.cost),
+            seq=seq,
+            binds={referent: value for referent, value, _ in entries},
+            meta={"kind": BINDING_TABLE_KIND, "entries": [list(e) for e in entries]},
+            embedding=self._encode([table.text], "encoder(binding table)")[0],
+        )
+        return BindingTableBlock(block, entries)
+
+    # -- recall -------------------------------------------------------------------------
+    def recall(self, ids: str | Iterable[str]) -> list[Block]:
+        """Bring archived blocks back to the active set; return them with their text.
+
+        The referent closure of the requested blocks comes back with them (a recalled
+        block never arrives with a referent whose binder stays archived), so a tool
+        result and its call return together.  Ids that are already active are ignored.
+        """
+        requested = [self._slot(i) for i in _id_list(ids)]
+        closure = pin_closure(requested, self._uses, [b or None for b in self._binds])
+        wanted = sorted({int(s) for s in closure} | set(requested))
+        archived = [s for s in wanted if s not in self._active_blocks]
+        if not archived:
+            return []
+        restored = self._archive.restore_blocks(archived)
+        for block in restored:
+            self._active.view()[block.seq] = True
+            self._active_blocks[block.seq] = dataclasses.replace(block, embedding=None)
+        return restored
+
+    # -- whole store --------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the whole store (active blocks, archive, compaction log) to a SQLite file."""
+        self._archive.backup_to(path)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike,
+        *,
+        encoder: Encoder | None = None,
+        token_counter: TokenCounter | None = None,
+        archive: str | os.PathLike = ":memory:",
+    ) -> MemoryStore:
+        """A store restored from a file written by ``save``, working on a copy in ``archive``.
+
+        Pass the encoder and token counter the saved store was built with.
+        """
+        store = cls(encoder=encoder, token_counter=token_counter, archive=archive)
+        if store.total:
+            raise ValueError(f"archive {store.archive_path!r} already holds blocks; load into an empty one")
+        store._archive.restore_from(path)
+        store._rebuild()
+        return store
+
+    def close(self) -> None:
+        """Close the database (the store cannot be used afterwards)."""
+        self._archive.close()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _id_list(ids: str | Iterable[str]) -> list[str]:
+    return [ids] if isinstance(ids, str) else list(ids)
+
+
+def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
+    if binds is None:
+        return {}
+    if not isinstance(binds, Mapping):
+        raise TypeError(f"binds must be a mapping referent -> value, got {type(binds).__name__}")
+    for referent, value in binds.items():
+        if not isinstance(referent, str) or not referent or not isinstance(value, str):
+            raise TypeError(f"binds must map non-empty str referents to str values, got {referent!r}: {value!r}")
+    return dict(binds)
+
+
+def _check_uses(uses: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(uses, str):
+        raise TypeError("uses must be an iterable of referent names, not a single str")
+    out = tuple(dict.fromkeys(uses))
+    if not all(isinstance(u, str) and u for u in out):
+        raise TypeError(f"uses must hold non-empty str referent names, got {list(out)!r}")
+    return out
+
+
+def _check_flag(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    if meta is None:
+        return {}
+    if not isinstance(meta, Mapping):
+        raise TypeError(f"meta must be a mapping, got {type(meta).__name__}")
+    try:
+        encoded = json.dumps(dict(meta), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"meta must be JSON-serializable: {exc}") from None
+    return json.loads(encoded)
+
+

@@ -1,0 +1,207 @@
+"""Referent pinning in plain Python: live binders, pin closure, closure units, binding table.
+
+Model.  Block i *uses* referents ``uses[i]`` and *binds* referents ``binds[i]`` (referent ->
+value).  When several blocks bind one referent, the live binder is the newest of them: the
+one latest in ``order`` (default: the highest index).  ``binders`` overrides the rule per
+referent.  A referent nobody binds is unresolvable and pins nothing.
+
+Closure.  closure(S) is the smallest set containing S such that for every block u in it and
+every referent x in uses[u], the live binder of x (if any) is in it: the binders' own uses
+are followed too (transitive pinning), and cycles terminate because each block enters once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .contract import is_integer_scalar
+
+
+def default_cost(text: str) -> int:
+    """The paper's token cost: max(len(text.split()), 1)."""
+    return max(len(text.split()), 1)
+
+
+@dataclass(frozen=True)
+class BindingTable:
+    """The compact stand-in for pinned blocks that do not fit: one entry per referent.
+
+    ``entries`` are ``(referent, value, source_block)`` sorted by source block then referent
+    text; ``text`` is one line per entry ``"<referent>: <value> (block <i>)"``; ``cost`` is
+    the cost function applied to ``text``.
+    """
+
+    entries: tuple[tuple[Hashable, Any, int], ...]
+    text: str
+    cost: int
+
+
+def check_referents(uses: Any, binds: Any, n: int) -> tuple[list[list[Hashable]], list[dict[Hashable, Any]]]:
+    """Validate the list form: ``uses[i]`` a collection of referents, ``binds[i]`` a mapping."""
+    if uses is None:
+        use_lists: list[list[Hashable]] = [[] for _ in range(n)]
+    else:
+        uses = list(uses)
+        if len(uses) != n:
+            raise ValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
+        use_lists = []
+        for i, u in enumerate(uses):
+            if u is None:
+                use_lists.append([])
+                continue
+            if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
+                raise TypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
+            items = list(u)
+            for x in items:
+                if not isinstance(x, Hashable):
+                    raise TypeError(f"uses[{i}] holds an unhashable referent {x!r}")
+            use_lists.append(items)
+    if binds is None:
+        bind_maps: list[dict[Hashable, Any]] = [{} for _ in range(n)]
+    else:
+        binds = list(binds)
+        if len(binds) != n:
+            raise ValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
+        bind_maps = []
+        for i, b in enumerate(binds):
+            if b is None:
+                bind_maps.append({})
+            elif isinstance(b, Mapping):
+                bind_maps.append(dict(b))
+            else:
+                raise TypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
+    return use_lists, bind_maps
+
+
+def n_blocks(uses: Any, binds: Any) -> int:
+    """The store size implied by the list form (``uses`` or ``binds``; not both None)."""
+    if uses is None and binds is None:
+        raise ValueError("uses and binds cannot both be None: one of them gives the number of blocks")
+    return len(uses) if uses is not None else len(binds)
+
+
+def live_binders(
+    binds: Sequence[Mapping[Hashable, Any]], order: Sequence[int], binders: Mapping[Hashable, int] | None = None
+) -> dict[Hashable, int]:
+    """referent -> its live binder: the binder latest in ``order``, unless ``binders`` says otherwise."""
+    pos = [0] * len(order)
+    for p, i in enumerate(order):
+        pos[i] = p
+    live: dict[Hashable, int] = {}
+    for i, b in enumerate(binds):
+        for x in b:
+            if x not in live or pos[i] > pos[live[x]]:
+                live[x] = i
+    for x, i in (binders or {}).items():
+        if not is_integer_scalar(i) or not 0 <= int(i) < len(binds):
+            raise ValueError(f"binders[{x!r}] = {i!r} is not a block index")
+        if x not in binds[int(i)]:
+            raise ValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
+        live[x] = int(i)
+    return live
+
+
+def closure_from(
+    start: Iterable[int],
+    uses: Sequence[Sequence[Hashable]],
+    live: Mapping[Hashable, int],
+    stop: Callable[[int], bool] = lambda b: False,
+) -> list[int]:
+    """Blocks reachable from ``start`` through use -> live binder links, in discovery order.
+
+    Blocks with ``stop(b)`` True (already kept, or covered by the binding table) are not
+    entered; ``start`` blocks are included unless stopped.
+    """
+    seen: set[int] = set()
+    out: list[int] = []
+    frontier: list[int] = []
+    for s in start:
+        if not stop(s) and s not in seen:
+            seen.add(s)
+            out.append(s)
+            frontier.append(s)
+    while frontier:
+        u = frontier.pop()
+        for x in uses[u]:
+            b = live.get(x)
+            if b is None or stop(b) or b in seen:
+                continue
+            seen.add(b)
+            out.append(b)
+            frontier.append(b)
+    return out
+
+
+def pin_closure(
+    roots: Iterable[int],
+    uses: Any,
+    binds: Any,
+    *,
+    order: Sequence[int] | None = None,
+    binders: Mapping[Hashable, int] | None = None,
+) -> list[int]:
+    """Sorted indices that must stay while ``roots`` stay: the roots and their closure."""
+    use_lists, bind_maps = check_referents(uses, binds, n_blocks(uses, binds))
+    n = len(use_lists)
+    live = live_binders(bind_maps, list(range(n)) if order is None else order, binders)
+    root_list = [int(r) for r in roots]
+    for r in root_list:
+        if not 0 <= r < n:
+            raise ValueError(f"roots has an index out of range for {n} blocks")
+    return sorted(closure_from(root_list, use_lists, live))
+
+
+def binding_table(
+    pinned: Sequence[int],
+    roots: Sequence[int],
+    uses: Sequence[Sequence[Hashable]],
+    binds: Sequence[Mapping[Hashable, Any]],
+    live: Mapping[Hashable, int],
+    cost_fn: Callable[[str], int],
+) -> BindingTable:
+    """Entries for every referent a pinned block uses whose live binder is a pinned non-root."""
+    root_set = set(roots)
+    pinned_set = set(pinned)
+    entries = {}
+    for u in pinned:
+        for x in uses[u]:
+            b = live.get(x)
+            if b is not None and b in pinned_set and b not in root_set:
+                entries[x] = (x, binds[b][x], b)
+    return render_table(entries.values(), cost_fn)
+
+
+def render_table(entries: Iterable[tuple[Hashable, Any, int]], cost_fn: Callable[[str], int]) -> BindingTable:
+    """Sort ``(referent, value, source_block)`` entries and render them as a ``BindingTable``."""
+    rows = tuple(sorted(entries, key=lambda e: (e[2], str(e[0]))))
+    text = "\n".join(f"{x}: {v} (block {b})" for x, v, b in rows)
+    return BindingTable(rows, text, int(cost_fn(text)) if rows else 0)
+
+
+def orphans(
+    retained: Iterable[int],
+    uses: Any,
+    binds: Any,
+    *,
+    order: Sequence[int] | None = None,
+    binders: Mapping[Hashable, int] | None = None,
+    table: BindingTable | None = None,
+) -> list[tuple[int, Hashable, int]]:
+    """(kept block, referent, evicted live binder) for every broken reference, sorted.
+
+    A referent resolved by ``table`` is not orphaned.  Works for any retained set.
+    """
+    use_lists, bind_maps = check_referents(uses, binds, n_blocks(uses, binds))
+    n = len(use_lists)
+    live = live_binders(bind_maps, list(range(n)) if order is None else order, binders)
+    kept = set(int(i) for i in retained)
+    tabled = {e[0] for e in table.entries} if table is not None else set()
+    out = []
+    for u in sorted(kept):
+        for x in dict.fromkeys(use_lists[u]):
+            b = live.get(x)
+            if b is not None and b not in kept and x not in tabled:
+                out.append((u, x, b))
+    return out
