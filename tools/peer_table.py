@@ -1,0 +1,197 @@
+"""The peer table: ``dsgc_fast`` against the NumPy/SciPy peer and the ``E @ q`` floor.
+
+    .venv/bin/python tools/peer_table.py                 # every section, the issue's sizes
+    .venv/bin/python tools/peer_table.py peer --sizes 20 1000
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python tools/peer_table.py
+
+Everything is measured in one process and one run, contenders interleaved round by round
+(best round reported).  Sections:
+
+peer      per-call time of the floor ``E @ q`` (one BLAS pass over the float32 matrix), the
+          peer (``tools/numpy_peer.py``), exact ``retain`` and fast-mode ``retain``
+          (d = 384, float32, average in-degree 2, budget 5% of the total cost; both sides get
+          their graph prebuilt: a ``DependencyGraph`` and a SciPy CSR matrix), and the ratios.
+scaling   exact ``retain`` time per block from N = 1,000 to 1,000,000 (linear = flat).
+memory    peak extra memory of one ``retain`` call per block (tracemalloc; NumPy and Numba
+          allocations are both traced), with a prebuilt graph and with a raw edge list.
+latency   a fresh process: ``import dsgc_fast`` + the first ``retain``, with a cold (empty)
+          and a warm Numba cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import dsgc_fast  # noqa: E402
+from tools.numpy_peer import peer_graph, peer_retain  # noqa: E402
+from tools.synthetic import make_store  # noqa: E402
+from tools.timing import interleaved  # noqa: E402
+
+D = 384
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.3f} s"
+
+
+def _rounds(n: int) -> int:
+    return 5 if n >= 100_000 else 7
+
+
+def environment() -> str:
+    """One line naming the BLAS kernel and thread counts the numbers were taken with."""
+    from threadpoolctl import threadpool_info
+
+    blas = [f"{i['internal_api']} {i['version']} {i.get('architecture', '')} x{i['num_threads']}" for i in threadpool_info()]
+    notes = [f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ]
+    return f"numpy {np.__version__}; BLAS {', '.join(blas)}; numba threads {dsgc_fast_threads()}" + (
+        f"; set: {' '.join(notes)}" if notes else ""
+    )
+
+
+def dsgc_fast_threads() -> int:
+    import numba
+
+    return numba.get_num_threads()
+
+
+def peer_section(sizes: list[int]) -> None:
+    print("| N | E @ q (floor) | NumPy/SciPy peer | retain (exact) | retain (fast) | exact / floor | fast / floor "
+          "| peer / exact | peer / fast |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n in sizes:
+        s = make_store(n, D, seed=1)
+        q32 = s.query
+        graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
+        csr = peer_graph(n, s.edges)
+
+        def floor() -> object:
+            return s.embs @ q32
+
+        def peer() -> object:
+            return peer_retain(q32, s.embs, s.costs, s.budget, csr)
+
+        def exact() -> object:
+            return dsgc_fast.retain(q32, s.embs, s.costs, s.budget, edges=graph)
+
+        def fast() -> object:
+            return dsgc_fast.retain(q32, s.embs, s.costs, s.budget, edges=graph, mode="fast")
+
+        t_floor, t_peer, t_exact, t_fast = interleaved([floor, peer, exact, fast], rounds=_rounds(n))
+        print(
+            f"| {n:,} | {_fmt_time(t_floor)} | {_fmt_time(t_peer)} | {_fmt_time(t_exact)} | {_fmt_time(t_fast)} "
+            f"| {t_exact / t_floor:.2f}x | {t_fast / t_floor:.2f}x | {t_peer / t_exact:.2f}x | {t_peer / t_fast:.2f}x |",
+            flush=True,
+        )
+
+
+def scaling_section(sizes: list[int]) -> None:
+    print("| N | retain (exact) | ns per block | per block vs smallest N |")
+    print("|---:|---:|---:|---:|")
+    base = None
+    for n in sizes:
+        s = make_store(n, D, seed=2)
+        graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
+        (t,) = interleaved([lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph)], _rounds(n))
+        per = t / n * 1e9
+        base = base or per
+        print(f"| {n:,} | {_fmt_time(t)} | {per:.1f} | {per / base:.2f} |", flush=True)
+
+
+def _peak_extra(fn) -> int:
+    fn()
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak - base
+
+
+def memory_section(n: int) -> None:
+    s = make_store(n, D, seed=3)
+    graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
+    rows = [
+        ("retain, prebuilt DependencyGraph", lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph)),
+        ("retain, raw (E, 2) edge list", lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=s.edges)),
+        ("retain fast mode, prebuilt graph",
+         lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph, mode="fast")),
+    ]
+    print(f"N = {n:,}, d = {D}, float32 embeddings ({s.embs.nbytes / n:.0f} bytes per block, not counted)\n")
+    print("| call | peak extra memory | bytes per block |")
+    print("|---|---:|---:|")
+    for name, fn in rows:
+        extra = _peak_extra(fn)
+        print(f"| {name} | {extra / 2**20:.1f} MiB | {extra / n:.1f} |", flush=True)
+
+
+_LATENCY_CHILD = r"""
+import time
+t0 = time.perf_counter()
+import numpy as np
+import dsgc_fast
+rng = np.random.default_rng(0)
+embs = rng.random((20, 384), dtype=np.float32)
+t1 = time.perf_counter()
+dsgc_fast.retain(embs[0], embs, np.arange(1, 21), 50, edges=[(1, 0), (2, 1)])
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def _child(env: dict[str, str]) -> tuple[float, float]:
+    out = subprocess.run([sys.executable, "-c", _LATENCY_CHILD], env=env, capture_output=True, text=True, check=True)
+    imp, first = out.stdout.split()
+    return float(imp), float(first)
+
+
+def latency_section() -> None:
+    print("| Numba cache | import dsgc_fast | first retain (N = 20) | total |")
+    print("|---|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold (empty cache)", "warm"):
+            imp, first = _child(env)
+            print(f"| {label} | {_fmt_time(imp)} | {_fmt_time(first)} | {_fmt_time(imp + first)} |", flush=True)
+
+
+SECTIONS = ("peer", "scaling", "memory", "latency")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sections", nargs="*", choices=[*SECTIONS, []], help="sections to run (default: all)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20, 1_000, 100_000, 1_000_000])
+    parser.add_argument("--scaling-sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
+    parser.add_argument("--memory-n", type=int, default=1_000_000)
+    args = parser.parse_args(argv)
+    sections = args.sections or SECTIONS
+    print(environment() + "\n")
+    for name in sections:
+        print(f"### {name}\n", flush=True)
+        {
+            "peer": lambda: peer_section(args.sizes),
+            "scaling": lambda: scaling_section(args.scaling_sizes),
+            "memory": lambda: memory_section(args.memory_n),
+            "latency": latency_section,
+        }[name]()
+        print()
+
+
+if __name__ == "__main__":
+    main()

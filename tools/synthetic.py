@@ -1,0 +1,116 @@
+"""Synthetic memory stores for benchmarks: unit-norm float32 embeddings, token costs, a DAG.
+
+Shared by ``tools/peer_table.py`` and the asv benchmarks so that both measure the same data.
+Every store is a pure function of its arguments (explicit seed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Store:
+    """One memory store: a query, N block embeddings, costs, prerequisite edges and a budget.
+
+    ``edges`` are (dependent, prerequisite) pairs with the prerequisite older than the
+    dependent (``prerequisite < dependent``), ``in_degree`` of them per block on average.
+    ``budget`` is ``budget_fraction`` of the total cost, rounded down.
+    """
+
+    query: np.ndarray
+    embs: np.ndarray
+    costs: np.ndarray
+    edges: np.ndarray
+    budget: int
+
+    @property
+    def n(self) -> int:
+        return int(self.embs.shape[0])
+
+
+def unit_rows(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    """(n, d) float32 rows uniform on [-0.5, 0.5) scaled to unit L2 norm, in place."""
+    x = rng.random((n, d), dtype=np.float32)
+    x -= np.float32(0.5)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return x
+
+
+def dag_edges(rng: np.random.Generator, n: int, in_degree: float) -> np.ndarray:
+    """round(in_degree * n) (dependent, prerequisite) pairs with prerequisite < dependent."""
+    if n < 2:
+        return np.empty((0, 2), dtype=np.int64)
+    m = int(round(in_degree * n))
+    dependent = rng.integers(1, n, size=m, dtype=np.int64)
+    prerequisite = (rng.random(m) * dependent).astype(np.int64)
+    return np.stack([dependent, prerequisite], axis=1)
+
+
+def make_store(
+    n: int,
+    d: int = 384,
+    *,
+    seed: int = 0,
+    in_degree: float = 2.0,
+    budget_fraction: float = 0.05,
+    cost_range: tuple[int, int] = (8, 256),
+) -> Store:
+    """A store of ``n`` blocks in ``d`` dimensions (see ``Store``); costs uniform in cost_range."""
+    rng = np.random.default_rng(seed)
+    query = unit_rows(rng, 1, d)[0]
+    embs = unit_rows(rng, n, d)
+    costs = rng.integers(cost_range[0], cost_range[1] + 1, size=n, dtype=np.int64)
+    edges = dag_edges(rng, n, in_degree)
+    budget = int(int(costs.sum()) * budget_fraction)
+    return Store(query, embs, costs, edges, budget)
+
+
+@dataclass(frozen=True)
+class RaggedStores:
+    """Many independent stores laid end to end (the input layout of ``retain_batch``).
+
+    Store s owns rows ``offsets[s]:offsets[s+1]`` of ``embs``/``costs`` and edges
+    ``edge_offsets[s]:edge_offsets[s+1]`` (indices local to the store); ``queries[s]`` is
+    its query and ``budgets[s]`` its budget.
+    """
+
+    queries: np.ndarray
+    embs: np.ndarray
+    offsets: np.ndarray
+    costs: np.ndarray
+    budgets: np.ndarray
+    edges: np.ndarray
+    edge_offsets: np.ndarray
+
+    def store(self, s: int) -> Store:
+        lo, hi = self.offsets[s], self.offsets[s + 1]
+        e = self.edges[self.edge_offsets[s] : self.edge_offsets[s + 1]]
+        return Store(self.queries[s], self.embs[lo:hi], self.costs[lo:hi], e, int(self.budgets[s]))
+
+
+def make_ragged(
+    n_stores: int,
+    blocks: int = 20,
+    d: int = 256,
+    *,
+    seed: int = 0,
+    in_degree: float = 2.0,
+    budget_fraction: float = 0.25,
+    cost_range: tuple[int, int] = (8, 256),
+) -> RaggedStores:
+    """``n_stores`` stores of exactly ``blocks`` blocks each (local DAG edges per store)."""
+    rng = np.random.default_rng(seed)
+    queries = unit_rows(rng, n_stores, d)
+    embs = unit_rows(rng, n_stores * blocks, d)
+    offsets = np.arange(n_stores + 1, dtype=np.int64) * blocks
+    costs = rng.integers(cost_range[0], cost_range[1] + 1, size=n_stores * blocks, dtype=np.int64)
+    budgets = (costs.reshape(n_stores, blocks).sum(axis=1) * budget_fraction).astype(np.int64)
+    per_store = int(round(in_degree * blocks)) if blocks >= 2 else 0
+    dependent = rng.integers(1, max(blocks, 2), size=(n_stores, per_store), dtype=np.int64)
+    prerequisite = (rng.random((n_stores, per_store)) * dependent).astype(np.int64)
+    edges = np.stack([dependent.ravel(), prerequisite.ravel()], axis=1)
+    edge_offsets = np.arange(n_stores + 1, dtype=np.int64) * per_store
+    return RaggedStores(queries, embs, offsets, costs, budgets, edges, edge_offsets)
