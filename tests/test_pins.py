@@ -40,6 +40,12 @@ def pinned_cases(draw):
         if bound:
             i, x = bound[int(rng.integers(0, len(bound)))]
             kwargs["binders"] = {x: i}
+    if kwargs.get("live") and draw(st.booleans()):  # escalation regime: verbose pinned blocks, small budget
+        roots = sorted(set(kwargs["live"]))
+        pinned = dsgc_ref.pin_closure(roots, uses, binds, binders=kwargs.get("binders"))
+        costs = costs.copy()
+        costs[[i for i in pinned if i not in roots]] = 40
+        budget = int(costs[roots].sum()) + 12 * len(pinned) + draw(st.integers(0, 30))
     return q, embs, costs, budget, kwargs
 
 

@@ -154,17 +154,13 @@ def pin_closure(
 def table_for(
     index: ReferentIndex, pinned: np.ndarray, roots: np.ndarray, cost_fn: Callable[[str], int] | None
 ) -> BindingTable:
-    """The binding table: every referent a pinned block uses whose live binder is a pinned non-root."""
-    counts = np.diff(index.use_indptr)
-    owner_pinned = np.repeat(pinned, counts)
-    ids = index.use_ids[owner_pinned]
-    binder = index.live_binder[ids] if ids.size else ids
-    is_root = np.zeros(index.n, dtype=np.bool_)
-    is_root[roots] = True
-    ok = binder >= 0
-    ok[ok] = pinned[binder[ok]] & ~is_root[binder[ok]]
-    refs = np.unique(ids[ok])
-    entries = [(index.names[x], index.values[x], int(index.live_binder[x])) for x in refs.tolist()]
+    """One entry per referent whose live binder is a pinned non-root (see ``dsgc_ref.pins.binding_table``)."""
+    replaced = pinned.copy()
+    replaced[roots] = False
+    binder = index.live_binder
+    refs = np.flatnonzero(binder >= 0)
+    refs = refs[replaced[binder[refs]]]
+    entries = [(index.names[x], index.values[x], int(binder[x])) for x in refs.tolist()]
     return render_table(entries, cost_fn or default_cost)
 
 

@@ -156,21 +156,17 @@ def pin_closure(
 def binding_table(
     pinned: Sequence[int],
     roots: Sequence[int],
-    uses: Sequence[Sequence[Hashable]],
     binds: Sequence[Mapping[Hashable, Any]],
     live: Mapping[Hashable, int],
     cost_fn: Callable[[str], int],
 ) -> BindingTable:
-    """Entries for every referent a pinned block uses whose live binder is a pinned non-root."""
-    root_set = set(roots)
-    pinned_set = set(pinned)
-    entries = {}
-    for u in pinned:
-        for x in uses[u]:
-            b = live.get(x)
-            if b is not None and b in pinned_set and b not in root_set:
-                entries[x] = (x, binds[b][x], b)
-    return render_table(entries.values(), cost_fn)
+    """One entry per referent whose live binder is a pinned non-root (the blocks it replaces).
+
+    Every live binding those blocks held survives, so a block that uses any of them, pinned or
+    admitted later, still resolves it.
+    """
+    replaced = set(pinned) - set(roots)
+    return render_table(((x, binds[b][x], b) for x, b in live.items() if b in replaced), cost_fn)
 
 
 def render_table(entries: Iterable[tuple[Hashable, Any, int]], cost_fn: Callable[[str], int]) -> BindingTable:

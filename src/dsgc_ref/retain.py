@@ -253,7 +253,7 @@ def _select_with_pins(ranking, cost, budget, selection, keep_reason, seq, live, 
     table = None
     preset = pinned
     if sum(cost[i] for i in pinned) > budget:
-        table = binding_table(pinned, roots, use_lists, bind_maps, live_map, cost_fn or default_cost)
+        table = binding_table(pinned, roots, bind_maps, live_map, cost_fn or default_cost)
         root_cost = sum(cost[i] for i in roots)
         if root_cost + table.cost > budget:
             raise ReferentEvictionError(
