@@ -22,14 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import check_budget, is_integer_scalar
+from dsgc_ref.contract import ReferentEvictionError, check_budget, is_integer_scalar
+from dsgc_ref.pins import BindingTable, render_table
 
 from .archive import Archive, ArchivedBlock, Block
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .pins import pin_closure
 from .retain import retain
 
-Encoder = Callable[[list[str]], Any]
+Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
 TokenCounter = Callable[[str], int]
 
 BINDING_TABLE_KIND = "binding_table"
@@ -81,14 +82,29 @@ class MemoryStore:
         token_counter: TokenCounter | None = None,
         archive: str | os.PathLike = ":memory:",
     ) -> None:
-        if encoder is not None and not callable(encoder):
-            raise TypeError("encoder must be a callable list[str] -> (n, d) array")
+        encoder = encoder if encoder is not None else default_encoder()
+        encode = getattr(encoder, "encode", encoder)
+        if not callable(encode):
+            raise TypeError("encoder must have an encode(texts) method or be a callable list[str] -> (n, d) array")
         if token_counter is not None and not callable(token_counter):
             raise TypeError("token_counter must be a callable str -> int")
-        self._encoder = encoder if encoder is not None else default_encoder()
+        self._encode_texts = encode
         self._token_counter = token_counter if token_counter is not None else whitespace_tokens
         self._archive = Archive(archive)
+        self._encoder_name = getattr(encoder, "name", None)
         self._rebuild()
+        self._record_encoder()
+
+    def _record_encoder(self) -> None:
+        """Remember the encoder's ``name`` in the database; refuse a different named encoder."""
+        name = self._encoder_name
+        if not isinstance(name, str):
+            return
+        stored = self._archive.setting("encoder")
+        if stored is None:
+            self._archive.set_setting("encoder", name)
+        elif stored != name:
+            raise ValueError(f"this store's embeddings come from the {stored!r} encoder, but encoder is {name!r}")
 
     # -- construction from the database -------------------------------------------------
     def _rebuild(self) -> None:
@@ -97,6 +113,7 @@ class MemoryStore:
         self._slot_of: dict[str, int] = {}
         self._uses: list[tuple[str, ...]] = []
         self._binds: list[dict[str, str]] = []
+        self._newest_binder: dict[str, int] = {}
         self._active_blocks: dict[int, Block] = {}
         self._emb: _Growable | None = None
         self._cost = _Growable(np.int64)
@@ -122,6 +139,7 @@ class MemoryStore:
         self._slot_of[block.id] = slot
         self._uses.append(block.uses)
         self._binds.append(block.binds)
+        self._newest_binder.update(dict.fromkeys(block.binds, slot))
         if active:
             self._active_blocks[slot] = dataclasses.replace(block, embedding=None)
 
@@ -199,7 +217,7 @@ class MemoryStore:
         return self._check_vectors(vec[None, :], "embedding")[0]
 
     def _encode(self, texts: list[str], name: str) -> np.ndarray:
-        out = np.asarray(self._encoder(texts), dtype=np.float64)
+        out = np.asarray(self._encode_texts(texts), dtype=np.float64)
         if out.ndim != 2 or out.shape[0] != len(texts):
             raise ValueError(f"{name} must return an ({len(texts)}, d) array, got shape {out.shape}")
         return self._check_vectors(out, name)
@@ -248,9 +266,16 @@ class MemoryStore:
         """Archived block ids, oldest first."""
         return [self._ids[s] for s in np.flatnonzero(~self._active.view())]
 
-    def blocks(self) -> list[Block]:
-        """Active blocks (with embeddings), oldest first."""
-        return [self._with_embedding(s) for s in sorted(self._active_blocks)]
+    def blocks(self, *, embeddings: bool = True) -> list[Block]:
+        """Active blocks, oldest first (``embeddings=False`` leaves ``Block.embedding`` None)."""
+        slots = sorted(self._active_blocks)
+        if not embeddings:
+            return [self._active_blocks[s] for s in slots]
+        return [self._with_embedding(s) for s in slots]
+
+    def has(self, block_id: str) -> bool:
+        """True if ``block_id`` names a block, active or archived."""
+        return block_id in self._slot_of
 
     def get(self, block_id: str) -> Block:
         """An active or archived block by id (archived ones are read from the archive)."""
@@ -266,10 +291,8 @@ class MemoryStore:
 
     def binder_of(self, referent: str) -> str | None:
         """The id of the newest block (active or archived) binding ``referent``, if any."""
-        for slot in range(len(self._binds) - 1, -1, -1):
-            if referent in self._binds[slot]:
-                return self._ids[slot]
-        return None
+        slot = self._newest_binder.get(referent)
+        return None if slot is None else self._ids[slot]
 
     def _slot(self, block_id: str) -> int:
         if block_id not in self._slot_of:
@@ -317,35 +340,45 @@ class MemoryStore:
         uses = [self._uses[s] for s in slots]
         binds = [self._binds[s] or None for s in slots]
         embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
-        result = retain(
-            query_emb,
-            embs,
-            self._cost.view()[slots],
-            budget,
-            edges=edges,
-            policy=policy,
-            lambda_pi=lambda_pi,
-            tau=tau,
-            hops=hops,
-            decay=decay,
-            density_exponent=density_exponent,
-            selection=selection,
-            query_weights=query_weights,
-            live=roots,
-            uses=uses,
-            binds=binds,
-        )
+        try:
+            result = retain(
+                query_emb,
+                embs,
+                self._cost.view()[slots],
+                budget,
+                edges=edges,
+                policy=policy,
+                lambda_pi=lambda_pi,
+                tau=tau,
+                hops=hops,
+                decay=decay,
+                density_exponent=density_exponent,
+                selection=selection,
+                query_weights=query_weights,
+                live=roots,
+                uses=uses,
+                binds=binds,
+                cost_fn=self._token_counter,
+            )
+        except ReferentEvictionError as exc:
+            pinned = pin_closure(roots, uses, binds)
+            raise ReferentEvictionError(
+                f"{exc}; pinned block ids {[self._ids[s] for s in slots[pinned]]} "
+                f"(live roots {[self._ids[s] for s in slots[roots]]})"
+            ) from None
         ids = [self._ids[s] for s in slots]
         table = self._binding_table_block(result.binding_table, ids)
         report = build_report(
             ids,
             result,
+            costs=self._cost.view()[slots],
             edges=edges,
             roots=roots,
             uses=uses,
             binds=binds,
             lambda_pi=0.0 if policy == "no_graph" else lambda_pi,
             query=query_text,
+            texts={self._ids[s]: self._active_blocks[s].text for s in slots.tolist()},
             table_block=table,
         )
         evicted = {int(slots[i]): result.reason(int(i)).label for i in result.evicted}
@@ -383,8 +416,12 @@ class MemoryStore:
             chosen.add(int(local[slot]))
         return np.array(sorted(chosen), dtype=np.int64)
 
-    def _binding_table_block(self, table: Any, ids: list[str]) -> BindingTableBlock | None:
-        """The escalation's binding table as a new block that binds the tabled referents."""
+    def _binding_table_block(self, table: BindingTable | None, ids: list[str]) -> BindingTableBlock | None:
+        """The escalation's binding table as a new block that binds the tabled referents.
+
+        Its lines name source blocks by id instead of index; if that costs more tokens than
+        the table ``retain`` charged to the budget, the engine's own text is kept.
+        """
         if table is None:
             return None
         seq = len(self._ids)
@@ -392,14 +429,17 @@ class MemoryStore:
         while block_id in self._slot_of:
             block_id += "'"
         entries = [(referent, value, ids[source]) for referent, value, source in table.entries]
+        named = render_table(entries, self._token_counter)
+        if named.cost > table.cost:
+            named = table
         block = Block(
             id=block_id,
-            text=table.text,
-            cost=int(table.cost),
+            text=named.text,
+            cost=int(named.cost),
             seq=seq,
             binds={referent: value for referent, value, _ in entries},
             meta={"kind": BINDING_TABLE_KIND, "entries": [list(e) for e in entries]},
-            embedding=self._encode([table.text], "encoder(binding table)")[0],
+            embedding=self._encode([named.text], "encoder(binding table)")[0],
         )
         return BindingTableBlock(block, entries)
 
@@ -446,6 +486,7 @@ class MemoryStore:
             raise ValueError(f"archive {store.archive_path!r} already holds blocks; load into an empty one")
         store._archive.restore_from(path)
         store._rebuild()
+        store._record_encoder()
         return store
 
     def close(self) -> None:

@@ -1,0 +1,104 @@
+"""The ``dsgc`` command: retain a JSONL session under a token budget and explain why.
+
+    dsgc retain  --input session.jsonl --budget N [--query TEXT] [--policy P]
+                 [--encoder lexical|sentence] [--format table|json] [--write-messages OUT]
+    dsgc explain --input session.jsonl --budget N [--id ID ...] (same options)
+
+Each line of the session is an OpenAI-style chat message or a plain block (see
+``dsgc_fast.messages``).  System messages and the newest user message are live roots; the
+query defaults to the newest user message.  Output is a table on a terminal and JSON when
+piped, unless ``--format`` says otherwise.  Input errors name the line and exit with status 2;
+a budget too small even for the live roots plus the binding table exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from dsgc_ref.contract import POLICIES, SELECTIONS, ReferentEvictionError
+
+from .encoders import ENCODER_NAMES, make_encoder
+from .explain import CompactionReport
+from .messages import SessionError, compact_messages, load_session, to_messages, write_jsonl
+from .store import MemoryStore
+
+EXIT_INPUT = 2
+EXIT_BUDGET = 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--input", required=True, help="JSONL session: chat messages and/or blocks, one per line")
+    common.add_argument("--budget", required=True, type=int, help="token budget for the kept blocks")
+    common.add_argument("--query", help="query text (default: the newest user message)")
+    common.add_argument("--policy", choices=POLICIES, default="dsgc")
+    common.add_argument("--encoder", choices=ENCODER_NAMES, default="lexical")
+    common.add_argument("--selection", choices=SELECTIONS, default="first_fit")
+    common.add_argument("--lambda-pi", type=float, default=1.0, help="propagation weight (default 1.0)")
+    common.add_argument("--tau", type=float, default=0.25, help="softmax temperature (default 0.25)")
+    common.add_argument("--hops", type=int, default=1, help="propagation hops (default 1: the paper)")
+    common.add_argument("--format", choices=("table", "json"), help="default: table on a terminal, json otherwise")
+    parser = argparse.ArgumentParser(prog="dsgc", description="Dependency-aware retention of agent memory.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    retain = sub.add_parser("retain", parents=[common], help="print kept and evicted blocks with reasons")
+    retain.add_argument("--write-messages", metavar="OUT", help="write the kept chat messages to OUT as JSONL")
+    explain = sub.add_parser("explain", parents=[common], help="explain each decision with its score parts")
+    explain.add_argument("--id", action="append", dest="ids", metavar="ID", help="explain only this block (repeatable)")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> tuple[MemoryStore, CompactionReport]:
+    store = MemoryStore(encoder=make_encoder(args.encoder))
+    load_session(store, args.input)
+    report = compact_messages(
+        store,
+        args.budget,
+        query=args.query,
+        policy=args.policy,
+        selection=args.selection,
+        lambda_pi=args.lambda_pi,
+        tau=args.tau,
+        hops=args.hops,
+    )
+    return store, report
+
+
+def _explain_output(report: CompactionReport, ids: Sequence[str] | None, fmt: str) -> str:
+    for block_id in ids or ():
+        if block_id not in report.decisions:
+            raise SessionError(f"--id {block_id!r} is not a block of the session")
+    chosen = [report.decisions[i] for i in ids] if ids else list(report.decisions.values())
+    if fmt == "json":
+        return json.dumps([d.to_dict() for d in chosen], indent=2)
+    return "\n\n".join([report.summary()] + [d.explain() for d in chosen])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dsgc`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+    try:
+        store, report = _run(args)
+        if args.command == "retain":
+            print(report.table() if fmt == "table" else report.to_json())
+            if args.write_messages:
+                write_jsonl(to_messages(store), args.write_messages)
+        else:
+            print(_explain_output(report, args.ids, fmt))
+    except SessionError as exc:
+        print(f"dsgc: {args.input}: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except ReferentEvictionError as exc:
+        print(f"dsgc: budget too small: {exc}", file=sys.stderr)
+        return EXIT_BUDGET
+    except (OSError, ValueError, ImportError) as exc:
+        print(f"dsgc: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""OpenAI-style chat messages <-> ``MemoryStore`` blocks, and back to a valid message list.
+
+Each message (``role``, ``content``, ``tool_calls``, ``tool_call_id``; a dict or a JSONL
+line) becomes one block whose text is what the model reads (the content, plus
+``name(arguments)`` for each tool call) and whose ``meta`` keeps the message itself.
+
+Tool-call units.  Providers reject a tool result without the assistant message that called
+it, and an assistant tool call without its results.  So an assistant message with tool
+calls binds the referent ``tool_call:<id>`` and uses ``tool_result:<id>`` for each call, and
+the tool result binds ``tool_result:<id>`` and uses ``tool_call:<id>`` (and depends on the
+call's block).  The two are in each other's referent closure, so closure-aware selection
+keeps or evicts the assistant message and all its results as one unit, and ``recall`` brings
+them back together.
+
+Live roots.  System (and developer) messages are added pinned; ``compact_messages`` adds the
+newest user message as a live root and, unless given a query, uses its text as the query.
+
+Annotations.  A message may carry a ``"dsgc"`` object with ``id``, ``depends_on``, ``binds``,
+``uses``, ``pinned`` and ``cost`` (the ``MemoryStore.add`` arguments); it is stripped from the
+stored message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": ...,
+"depends_on": [...], "binds": {...}, "uses": [...], "pinned": ..., "cost": ..., "meta": {...}}``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, Any
+
+from .archive import Block
+from .explain import CompactionReport
+from .store import BINDING_TABLE_KIND, MemoryStore
+
+ANNOTATION_KEY = "dsgc"
+ROOT_ROLES = ("system", "developer")
+_ANNOTATION_FIELDS = ("id", "depends_on", "binds", "uses", "pinned", "cost")
+_BLOCK_FIELDS = ("text", "meta") + _ANNOTATION_FIELDS
+
+
+def call_referent(call_id: str) -> str:
+    """The referent an assistant tool call binds (its result uses it)."""
+    return f"tool_call:{call_id}"
+
+
+def result_referent(call_id: str) -> str:
+    """The referent a tool result binds (the calling assistant message uses it)."""
+    return f"tool_result:{call_id}"
+
+
+class SessionError(ValueError):
+    """An invalid message or block record; ``where`` names its line (or message index)."""
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        self.where = where
+        super().__init__(message if where is None else f"{where}: {message}")
+
+
+# -- reading and writing JSONL ----------------------------------------------------------
+def read_jsonl(source: str | os.PathLike | IO[str]) -> list[tuple[int, Any]]:
+    """``(line number, parsed value)`` for every non-blank line of a JSONL file or stream."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, encoding="utf-8") as handle:
+            return read_jsonl(handle)
+    out = []
+    for number, raw in enumerate(source, start=1):
+        if not raw.strip():
+            continue
+        try:
+            out.append((number, json.loads(raw)))
+        except json.JSONDecodeError as exc:
+            raise SessionError(f"invalid JSON: {exc.msg} (column {exc.colno})", f"line {number}") from None
+    return out
+
+
+def write_jsonl(records: Iterable[Mapping[str, Any]], target: str | os.PathLike | IO[str]) -> None:
+    """Write one JSON object per line."""
+    if isinstance(target, (str, os.PathLike)):
+        with open(target, "w", encoding="utf-8") as handle:
+            write_jsonl(records, handle)
+        return
+    for record in records:
+        target.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+# -- messages -> blocks -----------------------------------------------------------------
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text a model reads from a message: its content, then ``name(arguments)`` per tool call."""
+    content = message.get("content")
+    if content is None:
+        parts = []
+    elif isinstance(content, str):
+        parts = [content]
+    elif isinstance(content, list):
+        parts = [p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+    else:
+        raise TypeError(f"content must be a string, null or a list of content parts, got {type(content).__name__}")
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        parts.append(f"{function.get('name', '')}({function.get('arguments', '')})")
+    return "\n".join(parts)
+
+
+class _Planner:
+    """Validates a batch of records against the store and turns each into ``add`` arguments."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.first_seen: dict[str, str | None] = {}
+        self.calls: dict[str, str] = {}
+        self.answered: set[str] = set()
+        self.callers: dict[str, str] = {}
+        self.next_number = store.total
+
+    def known(self, block_id: str) -> bool:
+        return block_id in self.first_seen or self.store.has(block_id)
+
+    def fresh_id(self) -> str:
+        while True:
+            block_id = f"m{self.next_number}"
+            self.next_number += 1
+            if not self.known(block_id):
+                return block_id
+
+    def plan(self, record: Any, where: str | None) -> dict[str, Any]:
+        if not isinstance(record, Mapping):
+            raise SessionError("expected a JSON object (a chat message or a block)", where)
+        if "role" in record:
+            kwargs = self.message(record, where)
+        else:
+            kwargs = self.block(record, where)
+        block_id = kwargs["id"]
+        if self.known(block_id):
+            first = self.first_seen.get(block_id)
+            raise SessionError(f"duplicate block id {block_id!r} (already {'on ' + first if first else 'in the store'})", where)
+        for prerequisite in kwargs["depends_on"]:
+            if not self.known(prerequisite):
+                raise SessionError(f"unknown dependency id {prerequisite!r}", where)
+        self.first_seen[block_id] = where
+        return kwargs
+
+    def block(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
+        _check_keys(record, _BLOCK_FIELDS, "block", where)
+        if not isinstance(record.get("text"), str):
+            raise SessionError("a block needs a string 'text' (or a chat message needs 'role')", where)
+        kwargs = _annotation_kwargs(record, where)
+        kwargs["id"] = kwargs.get("id") or self.fresh_id()
+        kwargs.update(text=record["text"], meta=record.get("meta"), pinned=bool(kwargs["pinned"]))
+        return kwargs
+
+    def message(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
+        role = record["role"]
+        if not isinstance(role, str) or not role:
+            raise SessionError(f"role must be a non-empty string, got {role!r}", where)
+        annotation = record.get(ANNOTATION_KEY, {})
+        if not isinstance(annotation, Mapping):
+            raise SessionError(f"'{ANNOTATION_KEY}' must be an object", where)
+        _check_keys(annotation, _ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
+        message = {k: copy.deepcopy(v) for k, v in record.items() if k != ANNOTATION_KEY}
+        try:
+            text = message_text(message)
+        except TypeError as exc:
+            raise SessionError(str(exc), where) from None
+        kwargs = _annotation_kwargs(annotation, where)
+        block_id = kwargs.get("id") or self.fresh_id()
+        binds, uses, depends_on = dict(kwargs["binds"]), list(kwargs["uses"]), list(kwargs["depends_on"])
+        for call_id, name in _tool_calls(message, where):
+            if call_id in self.calls or self.store.binder_of(call_referent(call_id)) is not None:
+                raise SessionError(f"duplicate tool call id {call_id!r}", where)
+            self.calls[call_id] = block_id
+            binds[call_referent(call_id)] = name
+            uses.append(result_referent(call_id))
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str) or not call_id:
+                raise SessionError("a tool message needs a string 'tool_call_id'", where)
+            caller = self.calls.get(call_id) or self.store.binder_of(call_referent(call_id))
+            if caller is None:
+                raise SessionError(f"tool result for call {call_id!r} has no matching assistant tool call", where)
+            if call_id in self.answered or self.store.binder_of(result_referent(call_id)) is not None:
+                raise SessionError(f"a second tool result for call {call_id!r}", where)
+            self.answered.add(call_id)
+            binds[result_referent(call_id)] = " ".join(text.split()[:8])
+            uses.append(call_referent(call_id))
+            depends_on.append(caller)
+            self.callers[block_id] = caller
+        kwargs.update(
+            id=block_id,
+            text=text,
+            binds=binds,
+            uses=uses,
+            depends_on=depends_on,
+            pinned=kwargs["pinned"] if kwargs["pinned"] is not None else role in ROOT_ROLES,
+            meta={"role": role, "message": message},
+        )
+        return kwargs
+
+
+def _check_keys(record: Mapping[str, Any], allowed: Sequence[str], what: str, where: str | None) -> None:
+    unknown = sorted(set(record) - set(allowed))
+    if unknown:
+        raise SessionError(f"unknown {what} field(s) {unknown}; allowed: {list(allowed)}", where)
+
+
+def _annotation_kwargs(record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
+    block_id = record.get("id")
+    if block_id is not None and (not isinstance(block_id, str) or not block_id):
+        raise SessionError(f"id must be a non-empty string, got {block_id!r}", where)
+    depends_on = record.get("depends_on", [])
+    uses = record.get("uses", [])
+    for name, value in (("depends_on", depends_on), ("uses", uses)):
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise SessionError(f"{name} must be a list of non-empty strings", where)
+    binds = record.get("binds", {})
+    if not isinstance(binds, Mapping) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in binds.items()):
+        raise SessionError("binds must be an object mapping referent names to string values", where)
+    pinned = record.get("pinned")
+    if pinned is not None and not isinstance(pinned, bool):
+        raise SessionError(f"pinned must be true or false, got {pinned!r}", where)
+    return {"id": block_id, "depends_on": depends_on, "uses": uses, "binds": binds, "pinned": pinned, "cost": record.get("cost")}
+
+
+def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str, str]]:
+    calls = message.get("tool_calls")
+    if calls is None:
+        return []
+    if message["role"] != "assistant":
+        raise SessionError("only assistant messages may carry tool_calls", where)
+    if not isinstance(calls, list):
+        raise SessionError("tool_calls must be a list", where)
+    out = []
+    for call in calls:
+        if not isinstance(call, Mapping) or not isinstance(call.get("id"), str) or not call["id"]:
+            raise SessionError("each tool call needs a string 'id'", where)
+        function = call.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if not isinstance(name, str):
+            raise SessionError(f"tool call {call['id']!r} needs a function with a string 'name'", where)
+        out.append((call["id"], name))
+    return out
+
+
+def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]]) -> list[str]:
+    """Append ``(where, record)`` pairs (messages or blocks); returns their block ids.
+
+    The whole batch is validated first (ids, dependencies, tool-call pairing), so an
+    invalid record adds nothing; errors are ``SessionError`` naming the record's ``where``.
+    A tool result whose call was archived brings the call's unit back (``recall``) first.
+    """
+    planner = _Planner(store)
+    plans = [(where, planner.plan(record, where)) for where, record in records]
+    ids = []
+    for where, kwargs in plans:
+        caller = planner.callers.get(kwargs["id"])
+        if caller is not None and caller not in store and store.has(caller):
+            store.recall([caller])
+        try:
+            ids.append(store.add(**kwargs))
+        except (TypeError, ValueError) as exc:
+            raise SessionError(str(exc), where) from None
+    return ids
+
+
+def add_messages(store: MemoryStore, messages: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Append chat messages (dicts) to ``store``; returns their block ids (see the module doc)."""
+    return add_records(store, [(f"message {k}", m) for k, m in enumerate(messages)])
+
+
+def load_session(store: MemoryStore, source: str | os.PathLike | IO[str]) -> list[str]:
+    """Append every record of a JSONL session; errors name the line number."""
+    return add_records(store, [(f"line {number}", record) for number, record in read_jsonl(source)])
+
+
+# -- compaction ---------------------------------------------------------------------------
+def newest_user_message(store: MemoryStore) -> Block | None:
+    """The newest active block that is a user message."""
+    for block in reversed(store.blocks(embeddings=False)):
+        if block.meta.get("role") == "user":
+            return block
+    return None
+
+
+def compact_messages(
+    store: MemoryStore, budget: int, *, query: Any = None, live: Iterable[str] = (), **options: Any
+) -> CompactionReport:
+    """``store.compact`` with the newest user message as a live root and (by default) the query.
+
+    System messages are pinned when added, so they are live roots too.  ``options`` go to
+    ``MemoryStore.compact`` (``policy``, ``lambda_pi``, ...).
+    """
+    user = newest_user_message(store)
+    roots = list(live)
+    if user is not None:
+        roots.append(user.id)
+    if query is None:
+        if user is None:
+            raise ValueError("query is required: the store has no user message to use as the query")
+        query = user.text
+    return store.compact(query, budget, live=roots, **options)
+
+
+# -- blocks -> messages -------------------------------------------------------------------
+def to_messages(store: MemoryStore) -> list[dict[str, Any]]:
+    """The active blocks as a valid chat message list, oldest first.
+
+    Message blocks give back their message (without the annotation); a binding table
+    becomes a system message right after the leading system messages; any other block
+    becomes a system message at its position.  Raises ``ValueError`` if the result would
+    hold an orphan tool message (which compaction never produces).
+    """
+    out: list[dict[str, Any]] = []
+    tables = []
+    for block in store.blocks(embeddings=False):
+        if "message" in block.meta:
+            out.append(copy.deepcopy(block.meta["message"]))
+        elif block.meta.get("kind") == BINDING_TABLE_KIND:
+            tables.append({"role": "system", "content": block.text})
+        else:
+            out.append({"role": "system", "content": block.text})
+    lead = 0
+    while lead < len(out) and out[lead].get("role") in ROOT_ROLES:
+        lead += 1
+    out[lead:lead] = tables
+    check_messages(out)
+    return out
+
+
+def check_messages(messages: Sequence[Mapping[str, Any]]) -> None:
+    """Raise ``ValueError`` unless every tool result directly follows the assistant call it answers.
+
+    Rules (what chat APIs enforce): a ``tool`` message answers a call of the closest
+    assistant message with ``tool_calls``, with only tool messages in between, at most once;
+    every call is answered before the next non-tool message (the calls of the final
+    assistant message may still be pending).
+    """
+    pending: set[str] = set()
+    for k, message in enumerate(messages):
+        if message.get("role") == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                raise ValueError(f"messages[{k}] is a tool result for call {call_id!r} with no open assistant tool call")
+            pending.discard(call_id)
+            continue
+        if pending:
+            raise ValueError(f"messages[{k}]: tool call(s) {sorted(pending)} have no result before it")
+        pending = {c["id"] for c in message.get("tool_calls") or ()}
