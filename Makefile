@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= results
 
-.PHONY: install test reproduce bench clean
+.PHONY: install test reproduce fuzz bench clean
 
 install: $(STAMP)
 
@@ -21,6 +21,10 @@ test: $(STAMP)
 
 reproduce: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m dsgc_fast.demo
+
+# A long randomized campaign over every entry point (minutes); `make test` runs a short one.
+fuzz: $(STAMP)
+	DSGC_HYPOTHESIS_PROFILE=long $(PY) -m pytest tests -k fuzz -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) .asv .pytest_cache .hypothesis
