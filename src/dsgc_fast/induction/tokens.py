@@ -1,47 +1,70 @@
 """Identifier tokens: the candidate pattern, the shape rules, and the matching key.
 
-A *candidate* is a run of word characters joined by internal punctuation ``- . / @``,
-optionally led by a URL scheme (``https://``) or by ``/``, ``~/``, ``./``, ``../`` (a path).
-Trailing punctuation is never part of a token (``8841-C.`` gives ``8841-C``) and an
-apostrophe ends one (``8841-C's`` gives ``8841-C``: possessives fall away).  The pattern
-only fires where the coming characters carry an identifier mark (a digit, ``_``, ``/``,
-internal ``-.@`` or a lower-to-upper case change), so plain prose costs almost nothing.
+Two kinds of surface count as identifiers.
 
-A candidate is an **identifier** when its shape says so (``identifier_key`` returns None
-otherwise).  Precision comes first, so every rule is conservative:
+**Coded identifiers.**  A run of word characters joined by internal punctuation ``- . / @``,
+optionally led by a URL scheme (``https://``) or by ``/``, ``~/``, ``./``, ``../``.  Trailing
+punctuation is never part of a token (``8841-C.`` gives ``8841-C``) and an apostrophe ends
+one (``8841-C's`` gives ``8841-C``: possessives fall away).  It is an identifier when its
+shape says so; every rule is conservative:
 
 1. snake case: contains ``_`` (``MAX_RETRIES``, ``bundle_north_17``);
 2. a path or URL: a scheme, a leading ``/ ~/ ./ ../``, two ``/``, or one ``/`` and a dotted
    file name (``/etc/app.yaml``, ``src/main.py``); ``and/or`` is not a path;
-3. letters and digits mixed, at least 3 alphanumerics, not a quantity such as ``10GB``,
-   ``500ms``, ``2nd`` or ``3x`` (``8841-C``, ``TKT-4471``, ``node7``);
+3. letters and digits mixed: a code that starts with a letter (``T2``, ``RT-114``,
+   ``node7``), or one that starts with a digit, has at least 3 alphanumerics and is not a
+   quantity such as ``10GB``, ``500ms``, ``2nd``, ``3x`` (``8841-C``);
 4. dotted or ``@`` names with a segment of two or more letters, not all segments single
    characters (``app.yaml``, ``ops@acme.io``, ``os.path``; not ``e.g``);
 5. hyphenated words only with an all-capitals segment of two or more letters
    (``ACME-PROD``; not ``follow-up`` or ``Wi-Fi``);
 6. camel or Pascal case, a lower-to-upper change (``getUser``, ``BackupBundle``).
 
+**Named values.**  A capitalised word directly after a content word, the appositive naming
+construction "<kind> <Name>": ``Project Falcon``, ``profile Amber``, ``customer Jones``.
+The kind word must not be a function word (``the Lisbon office`` and ``from Bruno`` are not
+named values: a bare proper name recurring in two notes is co-reference, not dependency),
+the name has at least three letters and is not a weekday or month.  The kind word is the
+identifier's *head noun* (what "that project" can later refer to).
+
 Not identifiers: plain words, plain capitals (``KYC``, ``API``: vocabulary, not names),
 plain numbers, dates, times, decimals and IP addresses (numbers recur too easily).
 
 The **key** under which mentions match ignores case and forgives one plural ``s``: the
-lower-cased candidate with a final ``s`` dropped unless it ends in ``ss`` (so ``MAX_RETRIES``
-and ``max_retries``, ``8841-C`` and ``8841-Cs``, ``Bundle_North_17`` and ``bundle_north_17``
-each meet under one key).
+lower-cased identifier (for a named value, the name alone) with a final ``s`` dropped unless
+it ends in ``ss``.  So ``MAX_RETRIES`` and ``max_retries``, ``8841-C`` and ``8841-Cs``,
+``Project Falcon`` and ``team Falcon`` each meet under one key.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
-#: identifier candidates; no capturing groups, so scikit-learn's ``token_pattern`` (findall)
-#: and ``re.finditer`` read it identically
-CANDIDATE_PATTERN = (
-    r"(?<![\w/.~@-])"
-    r"(?=[\w./~@:+-]*?(?:\d|_|/|\w[-.@]\w|[a-z][A-Z]))"
+#: words that never act as the kind noun of a named value or as a head noun
+FUNCTION_WORDS = frozenset(
+    """a an the this that these those my your his her its our their to of in on at by for
+    from with and or but nor as is are was were be been being am has have had do does did
+    not no if then than so via per into onto over under about after before since until
+    while when where which who whom whose what why how all any each every some both either
+    neither also just only very dear hi hello thanks please it we you they he she i me us
+    him them will would can could may might must shall should""".split()
+)
+#: capitalised words that are calendar vocabulary, never named values
+CALENDAR_WORDS = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday january february march april
+    may june july august september october november december""".split()
+)
+
+_CODED = (
+    r"(?=[\w./~@:+-]*?(?:\d|_|/|\w[-.@]\w|[a-z][A-Z]))"  # only where an identifier mark follows
     r"(?:[A-Za-z][\w+.-]*://)?(?:(?:~|\.{1,2})?/)?\w+(?:[-./@]+\w+)*"
 )
+_NAMED = r"[A-Za-z]+ [A-Z][a-z]{2,}(?![\w-])"
+#: identifier candidates: coded identifiers and "<kind> <Name>" pairs.  No capturing groups,
+#: so scikit-learn's ``token_pattern`` (findall) and ``re.finditer`` read it identically.
+CANDIDATE_PATTERN = rf"(?<![\w/.~@-])(?:{_CODED}|{_NAMED})"
 CANDIDATE_RE = re.compile(CANDIDATE_PATTERN)
 
 _SEGMENT_SPLIT = re.compile(r"[-./@]+")
@@ -57,15 +80,17 @@ def _is_path(surface: str) -> bool:
     return "/" in surface and "." in surface.rsplit("/", 1)[1]
 
 
-def _is_identifier(surface: str) -> bool:
+def _is_coded(surface: str) -> bool:
     if "_" in surface or _is_path(surface):
         return True
     segments = [s for s in _SEGMENT_SPLIT.split(surface) if s]
     alnum = "".join(segments)
-    has_digit = any(c.isdigit() for c in alnum)
-    has_alpha = any(c.isalpha() for c in alnum)
-    if has_digit:
-        return has_alpha and len(alnum) >= 3 and not _QUANTITY.fullmatch(surface)
+    if any(c.isdigit() for c in alnum):
+        if not any(c.isalpha() for c in alnum):
+            return False
+        if alnum[0].isalpha():
+            return len(alnum) >= 2
+        return len(alnum) >= 3 and not _QUANTITY.fullmatch(surface)
     if "." in surface or "@" in surface:
         return any(len(s) >= 2 for s in segments) and not all(len(s) == 1 for s in segments)
     if "-" in surface and any(_ALL_CAPS_WORD.fullmatch(s) for s in segments):
@@ -73,22 +98,41 @@ def _is_identifier(surface: str) -> bool:
     return bool(_CAMEL.search(surface))
 
 
-def normal_key(surface: str) -> str:
-    """Case-folded, singular matching key of a candidate (see the module docstring)."""
-    key = surface.lower()
+def normal_key(word: str) -> str:
+    """Case-folded, singular matching key (see the module docstring)."""
+    key = word.lower()
     if len(key) >= 3 and key.endswith("s") and not key.endswith("ss"):
         key = key[:-1]
     return key
 
 
+def split_named(surface: str) -> tuple[str, str] | None:
+    """``(kind, name)`` if ``surface`` is a "<kind> <Name>" candidate, else None."""
+    if " " not in surface:
+        return None
+    kind, name = surface.split(" ", 1)
+    return kind, name
+
+
 @lru_cache(maxsize=1 << 16)
 def identifier_key(surface: str) -> str | None:
-    """The matching key of ``surface`` if its shape makes it an identifier, else None."""
-    return normal_key(surface) if _is_identifier(surface) else None
+    """The matching key of a candidate ``surface`` if it is an identifier, else None."""
+    named = split_named(surface)
+    if named is None:
+        return normal_key(surface) if _is_coded(surface) else None
+    kind, name = named
+    if kind.lower() in FUNCTION_WORDS or name.lower() in CALENDAR_WORDS:
+        return None
+    return normal_key(name)
 
 
-def iter_identifiers(text: str):
-    """Yield ``(key, surface, start, end)`` for every identifier occurrence in ``text``."""
+def identifier_keys(text: str) -> set[str]:
+    """The set of identifier keys mentioned in ``text``."""
+    return {k for s in CANDIDATE_RE.findall(text) if (k := identifier_key(s)) is not None}
+
+
+def iter_identifiers(text: str) -> Iterator[tuple[str, str, int, int]]:
+    """Yield ``(key, surface, start, end)`` for every identifier occurrence, in text order."""
     for m in CANDIDATE_RE.finditer(text):
         key = identifier_key(m.group())
         if key is not None:

@@ -1,0 +1,171 @@
+"""Referent induction: which block binds a referent, which later blocks use it.
+
+Output is the ``binds`` / ``uses`` pair the pinning API takes (``retain(..., uses=, binds=)``,
+``pin_closure``, ``orphans``): ``binds[i]`` is None or a dict referent -> short value,
+``uses[i]`` a sorted list of referents.  Rules, applied block by block in time order (so
+the batch form and ``IncrementalInducer`` agree exactly):
+
+* **Referents** are identifiers (``tokens``).  A referent's name is the surface form of its
+  first occurrence (``8841-C``, ``MAX_RETRIES``, ``Project Falcon``); later mentions match
+  it through the key (case, plural ``s`` ignored).
+* **Binding.**  The block that introduces an identifier binds it.  Its value is what an
+  assignment after the first occurrence says (``MAX_RETRIES = 5`` -> ``5``, ``Bundle Orchid
+  maps to clearance T2`` -> ``clearance T2``; the symbols ``= := -> => :`` assign the next
+  token, the verbs ``is, are, was, equals, maps to, points to, resolves to, selects, holds,
+  means`` (and the rebinding verbs below) up to six words ending at the first punctuation
+  mark), else the head noun and
+  the identifier (``account 8841-C``), else the identifier itself.  A later block *rebinds*
+  an identifier only with an explicit change: ``=``, ``:=``, ``is now``, ``is set to``,
+  ``set to``, ``changed to``, ``updated to`` (the pinning rule then makes the newest
+  binding live).
+* **Use.**  A later block that mentions a bound identifier, and does not rebind it, uses it.
+* **Definite descriptions** ("that account", "this profile", "said ticket", "the same
+  bundle") are resolved only when they are safe: the noun is the head noun of exactly one
+  identifier mentioned in the previous ``window`` blocks, and the block itself mentions no
+  identifier with that head noun.  Anything ambiguous proposes nothing.  A head noun is the
+  word just before a coded identifier (``account 8841-C``) or the kind word of a named
+  value (``Project Falcon``), never a function word.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from . import _checks
+from .tokens import FUNCTION_WORDS, iter_identifiers, split_named
+
+#: default look-back, in blocks, for resolving a definite description
+DESCRIPTION_WINDOW = 20
+#: longest value recorded for a binding, in words
+VALUE_WORDS = 6
+
+_SYMBOL_REBIND = r"\s*(?::=|=)\s*"
+_VERB_REBIND = r"\s+(?:is now|is set to|was set to|set to|changed to|updated to)\s+"
+_SYMBOL_DEFINE = r"\s*(?::=|=|->|=>|:)\s*"
+_VERB_DEFINE = r"\s+(?:is now|is set to|was set to|set to|changed to|updated to|is|are|was|equals|maps to|points to|resolves to|selects|holds|means)\s+"
+#: (operator, longest value in words): a symbol assigns one token, a verb a short phrase
+_REBIND = ((re.compile(_SYMBOL_REBIND), 1), (re.compile(_VERB_REBIND), VALUE_WORDS))
+_DEFINE = ((re.compile(_SYMBOL_DEFINE), 1), (re.compile(_VERB_DEFINE), VALUE_WORDS))
+_DESCRIPTION_RE = re.compile(r"\b(?:that|this|said|the same)\s+([A-Za-z]+)\b", re.IGNORECASE)
+_WORD_BEFORE_RE = re.compile(r"(?<![\w-])([A-Za-z]{3,})[ \t]+$")
+
+
+def _value_after(text: str, end: int, operators) -> str | None:
+    """The short value an assignment operator right after ``end`` gives, else None.
+
+    The value runs to the first punctuation mark, at most the operator's word limit.
+    """
+    for operator, limit in operators:
+        m = operator.match(text, end)
+        if m is not None:
+            break
+    else:
+        return None
+    words = []
+    for word in text[m.end() :].split()[:limit]:
+        stripped = word.rstrip(".,;!?")
+        if stripped:
+            words.append(stripped)
+        if stripped != word or not stripped:
+            break
+    return " ".join(words) or None
+
+
+def _head_noun(text: str, surface: str, start: int) -> str | None:
+    named = split_named(surface)
+    if named is not None:
+        word = named[0]
+    else:
+        m = _WORD_BEFORE_RE.search(text, max(0, start - 40), start)
+        word = m.group(1) if m else None
+    if word is None or word.lower() in FUNCTION_WORDS:
+        return None
+    return word.lower()
+
+
+class ReferentTracker:
+    """Sequential referent induction (module rules); feed blocks in time order with ``observe``."""
+
+    def __init__(self, window: int = DESCRIPTION_WINDOW) -> None:
+        self.window = _checks.positive_int("window", window)
+        self._name: dict[str, str] = {}  # key -> referent name (first surface)
+        self._nouns_of: dict[str, set[str]] = defaultdict(set)  # key -> head nouns seen
+        self._noun_pos: dict[str, list[int]] = defaultdict(list)  # noun -> positions of mentions
+        self._noun_key: dict[str, list[str]] = defaultdict(list)  # noun -> keys of those mentions
+        self._position = 0
+
+    def observe(self, text: str) -> tuple[dict[str, str] | None, list[str]]:
+        """``(binds, uses)`` of the next block; updates the tables."""
+        p = self._position
+        self._position += 1
+        binds: dict[str, str] = {}
+        bound_here: set[str] = set()
+        used: set[str] = set()
+        mentioned: list[str] = []
+        local_nouns: set[str] = set()
+        for key, surface, start, end in iter_identifiers(text):
+            noun = _head_noun(text, surface, start)
+            if noun is not None:
+                local_nouns.add(noun)
+                self._nouns_of[key].add(noun)
+            if key not in mentioned:
+                mentioned.append(key)
+            if key not in self._name:
+                self._name[key] = surface
+                head = f"{noun} {surface}" if noun and split_named(surface) is None else surface
+                binds[surface] = _value_after(text, end, _DEFINE) or head
+                bound_here.add(key)
+            elif key not in bound_here:
+                value = _value_after(text, end, _REBIND)
+                if value is not None:
+                    binds[self._name[key]] = value
+                    bound_here.add(key)
+                    used.discard(key)
+                else:
+                    used.add(key)
+        for m in _DESCRIPTION_RE.finditer(text):
+            noun = m.group(1).lower()
+            if noun in local_nouns:
+                continue
+            key = self._resolve(noun, p)
+            if key is not None and key not in bound_here:
+                used.add(key)
+        for key in mentioned:
+            for noun in self._nouns_of.get(key, ()):
+                self._noun_pos[noun].append(p)
+                self._noun_key[noun].append(key)
+        uses = sorted(self._name[k] for k in used)
+        return (binds or None), uses
+
+    def _resolve(self, noun: str, position: int) -> str | None:
+        """The one key with head noun ``noun`` mentioned in the window, else None."""
+        positions = self._noun_pos.get(noun)
+        if not positions:
+            return None
+        lo = bisect_left(positions, position - self.window)
+        candidates = set(self._noun_key[noun][lo:])
+        return candidates.pop() if len(candidates) == 1 else None
+
+
+def induce_referents(
+    texts: Sequence[str], *, timestamps: Any = None, window: int = DESCRIPTION_WINDOW
+) -> tuple[list[dict[str, str] | None], list[list[str]]]:
+    """``(binds, uses)`` for the pinning API, by the module rules, blocks taken in time order.
+
+    ``timestamps`` orders the blocks as in ``induce_edges`` (default: block order).
+    """
+    blocks = _checks.texts(texts)
+    rank = _checks.time_rank(timestamps, len(blocks))
+    tracker = ReferentTracker(window)
+    binds: list[dict[str, str] | None] = [None] * len(blocks)
+    uses: list[list[str]] = [[] for _ in blocks]
+    order = [0] * len(blocks)
+    for i, r in enumerate(rank.tolist()):
+        order[r] = i
+    for i in order:
+        binds[i], uses[i] = tracker.observe(blocks[i])
+    return binds, uses
