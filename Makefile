@@ -26,5 +26,13 @@ reproduce: $(STAMP)
 fuzz: $(STAMP)
 	DSGC_HYPOTHESIS_PROFILE=long $(PY) -m pytest tests -k fuzz -p no:cacheprovider
 
+# asv against the installed package, results under .asv/ (git-ignored); BENCH=regex filters.
+# OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are unset for this command only (they slow current numpy).
+ASV := env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(abspath $(VENV))/bin/asv
+bench: $(STAMP)
+	cd asv_bench && $(ASV) machine --yes
+	cd asv_bench && $(ASV) run --python=same --show-stderr --set-commit-hash "$$(git rev-parse HEAD)" $(if $(BENCH),--bench "$(BENCH)")
+	cd asv_bench && $(ASV) publish
+
 clean:
 	rm -rf $(VENV) .asv .pytest_cache .hypothesis

@@ -114,3 +114,33 @@ def make_ragged(
     edges = np.stack([dependent.ravel(), prerequisite.ravel()], axis=1)
     edge_offsets = np.arange(n_stores + 1, dtype=np.int64) * per_store
     return RaggedStores(queries, embs, offsets, costs, budgets, edges, edge_offsets)
+
+
+@dataclass(frozen=True)
+class Referents:
+    """Referent links in array form (the input of ``dsgc_fast.ReferentIndex.from_arrays``).
+
+    Block b binds referent b; block u uses ``uses_per_block`` referents on average, each
+    bound by an older block (so the needs graph is a DAG), listed in ``use_ids`` (CSR by
+    ``use_indptr``).  ``roots`` are the newest ``n_roots`` blocks (the live ones).
+    """
+
+    n: int
+    use_indptr: np.ndarray
+    use_ids: np.ndarray
+    bind_blocks: np.ndarray
+    bind_ids: np.ndarray
+    roots: np.ndarray
+
+
+def make_referents(n: int, uses_per_block: float = 4.0, *, n_roots: int = 8, seed: int = 0) -> Referents:
+    """Random referent links over n blocks: about ``uses_per_block * n`` use links."""
+    rng = np.random.default_rng(seed)
+    m = int(round(uses_per_block * n)) if n > 1 else 0
+    user = np.sort(rng.integers(1, max(n, 2), size=m, dtype=np.int64))
+    used = (rng.random(m) * user).astype(np.int64)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(user, minlength=n)[:n], out=indptr[1:])
+    blocks = np.arange(n, dtype=np.int64)
+    roots = np.arange(max(n - n_roots, 0), n, dtype=np.int64)
+    return Referents(n, indptr, used, blocks, blocks.copy(), roots)

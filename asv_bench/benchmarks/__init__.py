@@ -1,0 +1,1 @@
+"""asv benchmarks for dsgc (pandas-style layout; run with `make bench`)."""

@@ -1,0 +1,99 @@
+"""Per-kernel timings over N: scoring, softmax, propagation (one hop, k hops), ranking,
+budgeted selection and pin closure, each through the helper ``retain`` itself calls."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import dsgc_fast
+from dsgc_fast.retain import kept_reasons, mixture, propagate, similarity_rows
+from dsgc_fast.kernels import selection as selection_kernels
+from dsgc_fast.pins import closure
+from dsgc_ref.contract import Reason
+
+from .common import SIZES, skip_above, store
+from tools.synthetic import make_referents  # noqa: E402  (common puts the repo on sys.path)
+
+
+class _Scored:
+    """Setup shared by the kernel benchmarks: validated arrays and every intermediate."""
+
+    params = [SIZES]
+    param_names = ["n"]
+
+    def setup(self, n):
+        s = store(n)
+        self.n = n
+        self.queries = s.query[None, :].astype(np.float64)
+        self.embs = s.embs
+        self.costs = s.costs
+        self.budget = s.budget
+        self.graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
+        self.weights = np.ones(1)
+        self.a = similarity_rows(self.queries, self.embs)
+        self.r = mixture(self.a, self.weights, 0.25)
+        self.pi = propagate(self.graph, self.r, 1, 0.5)
+        self.scores = self.r + self.pi
+        self.order = np.arange(n, dtype=np.int64)
+        self.ranking = selection_kernels.rank(self.scores, self.order)
+        self.kept = kept_reasons("dsgc", self.r, self.pi, 1.0)
+
+
+class Scoring(_Scored):
+    def time_similarity(self, n):
+        similarity_rows(self.queries, self.embs)
+
+
+class Softmax(_Scored):
+    def time_softmax(self, n):
+        mixture(self.a, self.weights, 0.25)
+
+
+class Propagation(_Scored):
+    def time_one_hop(self, n):
+        propagate(self.graph, self.r, 1, 0.5)
+
+    def time_three_hops(self, n):
+        propagate(self.graph, self.r, 3, 0.5)
+
+
+class GraphBuild(_Scored):
+    def time_from_edges(self, n):
+        dsgc_fast.DependencyGraph.from_edges(n, store(n).edges)
+
+
+class Selection(_Scored):
+    def time_rank(self, n):
+        selection_kernels.rank(self.scores, self.order)
+
+    def time_select_first_fit(self, n):
+        mask = np.zeros(self.n, dtype=np.bool_)
+        reasons = np.empty(self.n, dtype=np.int8)
+        selection_kernels.select(
+            self.ranking,
+            self.costs,
+            self.budget,
+            False,
+            self.kept,
+            np.int8(Reason.SKIPPED_NO_FIT),
+            np.int8(Reason.EVICTED_CUTOFF),
+            mask,
+            reasons,
+        )
+
+
+class PinClosure:
+    """Closure of the 8 newest blocks over n blocks with 4n use links (a random DAG)."""
+
+    params = [SIZES]
+    param_names = ["n"]
+
+    def setup(self, n):
+        skip_above(n)
+        r = make_referents(n, 4.0, seed=0)
+        self.roots = r.roots
+        self.index = dsgc_fast.ReferentIndex.from_arrays(n, r.use_indptr, r.use_ids, r.bind_blocks, r.bind_ids)
+        closure(self.index, self.roots)
+
+    def time_pin_closure(self, n):
+        closure(self.index, self.roots)
