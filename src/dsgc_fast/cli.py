@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -88,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 write_jsonl(to_messages(store), args.write_messages)
         else:
             print(_explain_output(report, args.ids, fmt))
+    except BrokenPipeError:  # the reader (e.g. `head`) went away: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except SessionError as exc:
         print(f"dsgc: {args.input}: {exc}", file=sys.stderr)
         return EXIT_INPUT

@@ -1,0 +1,320 @@
+"""MemoryStore: add/compact/recall/save/load lose nothing; compaction equals retain; validation."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import dsgc_fast
+from dsgc_fast.encoders import LexicalEncoder
+from dsgc_fast.store import MemoryStore
+from dsgc_ref.contract import Reason
+
+WORDS = ["account", "billing", "kyc", "charge", "refund", "payout", "merchant", "invoice", "fraud", "clear"]
+
+
+def snapshot(store: MemoryStore) -> dict[str, tuple]:
+    """Every block (active or archived) -> its full record and state."""
+    out = {}
+    for block_id in store.ids() + store.archived_ids():
+        b = store.get(block_id)
+        out[block_id] = (
+            b.text, b.cost, b.seq, b.depends_on, b.binds, b.uses, b.pinned, b.meta,
+            b.embedding.tobytes(), block_id in store,
+        )
+    return out
+
+
+def assert_partition(store: MemoryStore, texts: dict[str, str]) -> None:
+    """Every block added is active or archived, exactly once, with byte-identical text."""
+    active, archived = store.ids(), store.archived_ids()
+    assert not set(active) & set(archived)
+    assert sorted(active + archived) == sorted(texts)
+    for block_id, text in texts.items():
+        assert store.get(block_id).text.encode("utf-8", "surrogatepass") == text.encode("utf-8", "surrogatepass")
+
+
+texts_st = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30) | st.lists(
+    st.sampled_from(WORDS), max_size=8
+).map(" ".join)
+
+
+@st.composite
+def sessions(draw):
+    n = draw(st.integers(1, 25))
+    blocks = []
+    for i in range(n):
+        deps = draw(st.lists(st.integers(0, i - 1), max_size=2, unique=True)) if i else []
+        binds = {f"r{draw(st.integers(0, 3))}": f"v{i}"} if draw(st.booleans()) else None
+        uses = draw(st.lists(st.sampled_from(["r0", "r1", "r2", "r3"]), max_size=2, unique=True))
+        blocks.append((draw(texts_st), deps, binds, uses, draw(st.booleans()) and i == n - 1))
+    return blocks
+
+
+@given(
+    sessions(),
+    st.lists(st.tuples(st.integers(0, 80), st.sampled_from(dsgc_fast.POLICIES), st.booleans()), min_size=1, max_size=4),
+)
+def test_add_compact_recall_lose_nothing(session, steps):
+    store = MemoryStore(encoder=LexicalEncoder())
+    texts = {}
+    for k, (text, deps, binds, uses, pinned) in enumerate(session):
+        texts[store.add(text, id=f"k{k}", depends_on=[f"k{d}" for d in deps], binds=binds, uses=uses, pinned=pinned)] = text
+    for budget, policy, recall_some in steps:
+        active_before = set(store.ids())
+        try:
+            report = store.compact("kyc account billing", budget, policy=policy)
+        except dsgc_fast.ReferentEvictionError:
+            assert_partition(store, texts)
+            continue
+        table = [] if report.binding_table is None else [report.binding_table.block.id]
+        texts.update({t: store.get(t).text for t in table})
+        assert set(report.kept) | set(report.evicted) == active_before
+        assert not set(report.kept) & set(report.evicted)
+        assert set(report.evicted) <= set(store.archived_ids())
+        assert set(report.kept) | set(table) == set(store.ids())
+        assert store.used <= budget
+        assert_partition(store, texts)
+        if recall_some:
+            back = store.recall(store.archived_ids()[::2])
+            assert all(b.text == texts[b.id] for b in back)
+            assert_partition(store, texts)
+    store.recall(store.archived_ids())
+    assert store.archived_ids() == [] and sorted(store.ids()) == sorted(texts)
+
+
+def test_compaction_equals_retain_on_the_active_blocks():
+    rng = np.random.default_rng(7)
+    n, d = 40, 8
+    embs = rng.normal(size=(n, d))
+    costs = rng.integers(1, 9, size=n)
+    store = MemoryStore(encoder=LexicalEncoder())
+    edges = []
+    for i in range(n):
+        deps = sorted({int(j) for j in rng.integers(0, i, size=2)}) if i > 1 else []
+        edges += [(i, j) for j in deps]
+        store.add(f"block {i}", id=f"x{i}", depends_on=[f"x{j}" for j in deps], embedding=embs[i], cost=int(costs[i]))
+    query = rng.normal(size=d)
+    report = store.compact(query, 60, policy="dsgc", lambda_pi=1.5)
+    want = dsgc_fast.retain(query, embs, costs, 60, edges=np.array(edges), lambda_pi=1.5)
+    assert report.kept == [f"x{i}" for i in want.retained]
+    for i in range(n):
+        d_i = report.decisions[f"x{i}"]
+        assert d_i.reason == want.reason(i) and d_i.score == want.scores[i] and d_i.rank == int(np.flatnonzero(want.rank == i)[0]) + 1
+        assert d_i.relevance == want.relevance[i] and d_i.propagated == want.propagated[i]
+
+
+def test_support_from_names_the_dependents():
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("alpha prerequisite", id="p")
+    store.add("kyc account question", id="a", depends_on=["p"])
+    store.add("kyc account follow up", id="b", depends_on=["p"])
+    report = store.compact("kyc account", 100)
+    d = report.decisions["p"]
+    assert [j for j, _ in d.support_from] == ["a", "b"] or [j for j, _ in d.support_from] == ["b", "a"]
+    assert sum(r for _, r in d.support_from) == pytest.approx(d.propagated)
+    assert "support from dependents" in report.explain("p")
+
+
+def test_save_load_and_reopen_round_trip(tmp_path):
+    path = tmp_path / "store.db"
+    store = MemoryStore(encoder=LexicalEncoder(), archive=path)
+    store.add("system rules for the agent", id="sys", pinned=True, meta={"role": "system", "n": [1, 2]})
+    store.add("account 8841-C disputes a charge", id="t12", binds={"that account": "8841-C"})
+    for k in range(6):
+        store.add(f"kyc batch {k} cleared today", id=f"d{k}", depends_on=["sys"] if k % 2 else ())
+    store.add("did that account clear kyc", id="t19", uses=["that account"])
+    store.compact("did that account clear kyc", 20, live=["t19"])
+    before = snapshot(store)
+    assert any(not s[-1] for s in before.values()) and any(s[-1] for s in before.values())
+
+    store.save(tmp_path / "copy.db")
+    loaded = MemoryStore.load(tmp_path / "copy.db", encoder=LexicalEncoder())
+    assert snapshot(loaded) == before
+    store.close()
+    reopened = MemoryStore(encoder=LexicalEncoder(), archive=path)
+    assert snapshot(reopened) == before
+    # both continue to work: recall, add, compact
+    for s in (loaded, reopened):
+        s.recall(s.archived_ids())
+        s.add("a new turn about refunds", id="t20", depends_on=["t12"])
+        s.compact("refunds", 30, live=["t20"])
+        assert "t12" in s.ids()
+    assert snapshot(loaded) == snapshot(reopened)
+
+
+def test_load_refuses_non_store_files_and_other_encoders(tmp_path):
+    bad = tmp_path / "not-a-store.db"
+    sqlite3.connect(bad).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(ValueError, match="not a dsgc store"):
+        MemoryStore.load(bad, encoder=LexicalEncoder())
+    with pytest.raises(FileNotFoundError):
+        MemoryStore.load(tmp_path / "missing.db", encoder=LexicalEncoder())
+
+    class Other:
+        name = "other"
+
+        def encode(self, texts):
+            return np.ones((len(texts), 4))
+
+    path = tmp_path / "s.db"
+    MemoryStore(encoder=LexicalEncoder(), archive=path).add("x")
+    with pytest.raises(ValueError, match="'lexical' encoder"):
+        MemoryStore(encoder=Other(), archive=path)
+
+
+def test_growth_keeps_order_and_edges_across_many_adds_and_recalls():
+    store = MemoryStore(encoder=LexicalEncoder())
+    for i in range(100):  # several capacity doublings (16 -> 128)
+        store.add(f"w{i % 7} kyc" if i % 3 else f"note {i}", id=f"n{i}", depends_on=[f"n{i - 1}"] if i else ())
+    store.compact("kyc", 50)
+    store.recall(store.archived_ids()[::3])
+    seqs = [store.get(i).seq for i in store.ids()]
+    assert seqs == sorted(seqs)
+    assert store.get("n57").depends_on == ("n56",)
+    report = store.compact("kyc", 50)
+    assert store.used <= 50 and set(report.kept) == set(store.ids())
+
+
+def test_custom_token_counter_and_callable_encoder():
+    def encoder(texts):
+        return np.array([[len(t), 1.0 + t.count("kyc")] for t in texts], dtype=float)
+
+    store = MemoryStore(encoder=encoder, token_counter=len)
+    store.add("kyc kyc", id="a")
+    store.add("hello", id="b")
+    assert store.get("a").cost == 7 and store.get("b").cost == 5
+    assert store.compact("kyc", 7).kept == ["a"]
+
+
+def test_binding_table_becomes_an_active_block_that_binds_the_referents():
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("system prompt for triage", id="sys", pinned=True)
+    store.add("account 8841-C, the one flagged last week, disputes a billing charge", id="t12", binds={"that account": "8841-C"})
+    store.add("did that account clear KYC?", id="t19", uses=["that account"])
+    report = store.compact("did that account clear KYC?", 4 + 5 + 5, live=["t19"])
+    table = report.binding_table
+    assert table is not None and table.entries == [("that account", "8841-C", "t12")]
+    assert table.block.text == "that account: 8841-C (block t12)" and table.block.cost == 5
+    assert report.decisions["t12"].reason == Reason.TABLED and "that account" in report.decisions["t12"].why()
+    assert store.ids() == ["sys", "t19", table.block.id] and store.archived_ids() == ["t12"]
+    assert store.used <= 14
+    assert store.binder_of("that account") == table.block.id
+    # next compaction: the table is pinned through t19's use
+    again = store.compact("did that account clear KYC?", 14, live=["t19"])
+    assert again.decisions[table.block.id].reason == Reason.KEPT_PINNED and again.binding_table is None
+
+
+def test_referent_eviction_error_changes_nothing_and_names_ids():
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("system prompt for triage", id="sys", pinned=True)
+    store.add("account 8841-C disputes a billing charge", id="t12", binds={"that account": "8841-C"})
+    store.add("did that account clear KYC?", id="t19", uses=["that account"])
+    before = snapshot(store)
+    with pytest.raises(dsgc_fast.ReferentEvictionError, match=r"pinned block ids \['sys', 't12', 't19'\]"):
+        store.compact("kyc", 10, live=["t19"])
+    assert snapshot(store) == before
+
+
+def test_turn_12_survives_through_the_store_only_with_referents():
+    turns = [
+        ("sys", "system: you are a support triage assistant for the billing team", None, ()),
+        ("t11", "kyc reviews are run by the compliance team every monday", None, ()),
+        ("t12", "account 8841-C, the one flagged last week, disputes a billing charge", {"that account": "8841-C"}, ()),
+        ("t13", "the compliance team publishes kyc clearance results on the portal", None, ()),
+        ("t14", "did the kyc clearance results for the batch clear", None, ()),
+        ("t19", "did that account clear KYC?", None, ("that account",)),
+    ]
+    kept = {}
+    for with_referents in (False, True):
+        store = MemoryStore(encoder=LexicalEncoder())
+        for block_id, text, binds, uses in turns:
+            store.add(text, id=block_id, binds=binds if with_referents else None, uses=uses if with_referents else (),
+                      pinned=block_id == "sys")
+        kept[with_referents] = store.compact("did that account clear KYC?", 40, policy="similarity", live=["t19"])
+    assert "t12" in kept[False].evicted
+    assert "t12" in kept[True].kept and kept[True].decisions["t12"].chain == (("t19", "that account"),)
+
+
+def test_recall_brings_back_the_referent_closure():
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("the config file is settings.toml", id="a", binds={"the config file": "settings.toml"})
+    store.add("it sets the port constant", id="b", uses=["the config file"], binds={"the port": "8080"})
+    store.add("unrelated words here", id="c")
+    store.add("what port do we use", id="q", uses=[])
+    store.compact("unrelated words", 3)
+    assert store.archived_ids() == ["a", "b", "q"]
+    back = store.recall(["b"])
+    assert [x.id for x in back] == ["a", "b"] and store.ids() == ["a", "b", "c"]
+    assert store.recall(["b", "c"]) == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"id": "a"}, ValueError, "duplicate block id 'a'"),
+        ({"depends_on": ["zz"]}, ValueError, "unknown dependency id 'zz'"),
+        ({"id": "s", "depends_on": ["s"]}, ValueError, "cannot depend on itself"),
+        ({"depends_on": "a"}, TypeError, "not a single str"),
+        ({"cost": -1}, ValueError, "cost must be a non-negative integer"),
+        ({"cost": 1.5}, ValueError, "cost must be a non-negative integer"),
+        ({"meta": {"x": object()}}, TypeError, "JSON-serializable"),
+        ({"binds": {"x": 1}}, TypeError, "binds must map"),
+        ({"uses": "x"}, TypeError, "not a single str"),
+        ({"pinned": 1}, TypeError, "pinned must be a bool"),
+        ({"embedding": np.ones(3)}, ValueError, "d = 3"),
+        ({"embedding": [np.nan] * 256}, ValueError, "finite"),
+        ({"id": ""}, TypeError, "non-empty str"),
+    ],
+)
+def test_add_rejects_bad_arguments_and_stays_unchanged(kwargs, error, match):
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("first", id="a")
+    with pytest.raises(error, match=match):
+        store.add("second", **kwargs)
+    assert store.ids() == ["a"] and store.total == 1
+
+
+def test_compact_rejects_unknown_or_archived_live_roots_and_bad_queries():
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("one two", id="a")
+    store.add("three", id="b")
+    with pytest.raises(KeyError, match="'zz'"):
+        store.compact("x", 10, live=["zz"])
+    store.compact("three", 1)
+    with pytest.raises(ValueError, match="archived; recall it first"):
+        store.compact("x", 10, live=["a"])
+    with pytest.raises(ValueError, match="query must be"):
+        store.compact(np.ones((2, 2, 2)), 10)
+    with pytest.raises(TypeError, match="budget"):
+        store.compact("x", 1.5)
+
+
+def test_query_distribution_and_empty_store():
+    store = MemoryStore(encoder=LexicalEncoder())
+    report = store.compact("anything", 10)
+    assert report.kept == [] and report.evicted == []
+    store.add("kyc account", id="a")
+    store.add("billing refund", id="b")
+    report = store.compact(["kyc", "refund"], 2, query_weights=[3, 1])
+    assert report.kept == ["a"]
+
+
+def test_report_table_and_json_name_every_block():
+    store = MemoryStore(encoder=LexicalEncoder())
+    for k in range(5):
+        store.add(f"kyc item {k} " * (k + 1), id=f"i{k}")
+    report = store.compact("kyc item", 12)
+    table = report.table()
+    assert table.splitlines()[0] == report.summary()
+    for k in range(5):
+        assert any(line.startswith(f"i{k} ") for line in table.splitlines())
+    data = report.to_dict()
+    assert [d["id"] for d in data["decisions"]] == [f"i{k}" for k in range(5)]
+    assert data["kept"] == report.kept and data["used"] == report.used <= 12
+    with pytest.raises(KeyError):
+        report.explain("nope")
