@@ -76,6 +76,7 @@ def _value_after(text: str, end: int, operators) -> str | None:
 
 
 def _head_noun(text: str, surface: str, start: int) -> str | None:
+    """The head noun of an occurrence, as written (see the module docstring), or None."""
     named = split_named(surface)
     if named is not None:
         word = named[0]
@@ -84,7 +85,7 @@ def _head_noun(text: str, surface: str, start: int) -> str | None:
         word = m.group(1) if m else None
     if word is None or word.lower() in FUNCTION_WORDS:
         return None
-    return word.lower()
+    return word
 
 
 class ReferentTracker:
@@ -108,7 +109,8 @@ class ReferentTracker:
         mentioned: list[str] = []
         local_nouns: set[str] = set()
         for key, surface, start, end in iter_identifiers(text):
-            noun = _head_noun(text, surface, start)
+            head = _head_noun(text, surface, start)
+            noun = head.lower() if head else None
             if noun is not None:
                 local_nouns.add(noun)
                 self._nouns_of[key].add(noun)
@@ -116,8 +118,8 @@ class ReferentTracker:
                 mentioned.append(key)
             if key not in self._name:
                 self._name[key] = surface
-                head = f"{noun} {surface}" if noun and split_named(surface) is None else surface
-                binds[surface] = _value_after(text, end, _DEFINE) or head
+                phrase = f"{head} {surface}" if head and split_named(surface) is None else surface
+                binds[surface] = _value_after(text, end, _DEFINE) or phrase
                 bound_here.add(key)
             elif key not in bound_here:
                 value = _value_after(text, end, _REBIND)

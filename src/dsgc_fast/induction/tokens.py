@@ -42,14 +42,15 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-#: words that never act as the kind noun of a named value or as a head noun
+#: function words and common verbs: never the kind word of a named value nor a head noun
 FUNCTION_WORDS = frozenset(
     """a an the this that these those my your his her its our their to of in on at by for
     from with and or but nor as is are was were be been being am has have had do does did
     not no if then than so via per into onto over under about after before since until
     while when where which who whom whose what why how all any each every some both either
     neither also just only very dear hi hello thanks please it we you they he she i me us
-    him them will would can could may might must shall should""".split()
+    him them will would can could may might must shall should see use uses used using
+    check run ask asks asked tell tells told say says said ping thank met meet""".split()
 )
 #: capitalised words that are calendar vocabulary, never named values
 CALENDAR_WORDS = frozenset(
