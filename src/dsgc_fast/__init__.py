@@ -11,12 +11,14 @@ from dsgc_ref.pins import BindingTable
 from .graph import DependencyGraph
 from .pins import ReferentIndex, orphans, pin_closure
 from .retain import Retention, retain
+from .store import MemoryStore
 
 __all__ = [
     "POLICIES",
     "SELECTIONS",
     "BindingTable",
     "DependencyGraph",
+    "MemoryStore",
     "Reason",
     "ReferentEvictionError",
     "ReferentIndex",

@@ -5,7 +5,7 @@
     dsgc explain --input session.jsonl --budget N [--id ID ...] (same options)
 
 Each line of the session is an OpenAI-style chat message or a plain block (see
-``dsgc_fast.messages``).  System messages and the newest user message are live roots; the
+``dsgc_fast.messages``).  System messages and the newest user turn are live roots; the
 query defaults to the newest user message.  Output is a table on a terminal and JSON when
 piped, unless ``--format`` says otherwise.  Input errors name the line and exit with status 2;
 a budget too small even for the live roots plus the binding table exits with status 1.

@@ -13,7 +13,8 @@ keeps or evicts the assistant message and all its results as one unit, and ``rec
 them back together.
 
 Live roots.  System (and developer) messages are added pinned; ``compact_messages`` adds the
-newest user message as a live root and, unless given a query, uses its text as the query.
+newest user turn (the newest user message and the tool calls and results after it) as live
+roots and, unless given a query, uses that user message's text as the query.
 
 Annotations.  A message may carry a ``"dsgc"`` object with ``id``, ``depends_on``, ``binds``,
 ``uses``, ``pinned`` and ``cost`` (the ``MemoryStore.add`` arguments); it is stripped from the
@@ -273,31 +274,34 @@ def load_session(store: MemoryStore, source: str | os.PathLike | IO[str]) -> lis
 
 
 # -- compaction ---------------------------------------------------------------------------
-def newest_user_message(store: MemoryStore) -> Block | None:
-    """The newest active block that is a user message."""
-    for block in reversed(store.blocks(embeddings=False)):
-        if block.meta.get("role") == "user":
-            return block
-    return None
+def current_turn(store: MemoryStore) -> list[Block]:
+    """The newest user turn: the newest active user message and every active block after it.
+
+    In an agent loop these are the turn in progress (the request, and the tool calls and
+    results made for it so far), which the next model call must see.  Empty without a user
+    message.
+    """
+    blocks = store.blocks(embeddings=False)
+    for k in range(len(blocks) - 1, -1, -1):
+        if blocks[k].meta.get("role") == "user":
+            return blocks[k:]
+    return []
 
 
 def compact_messages(
     store: MemoryStore, budget: int, *, query: Any = None, live: Iterable[str] = (), **options: Any
 ) -> CompactionReport:
-    """``store.compact`` with the newest user message as a live root and (by default) the query.
+    """``store.compact`` with the newest user turn as live roots and its user message as the query.
 
-    System messages are pinned when added, so they are live roots too.  ``options`` go to
-    ``MemoryStore.compact`` (``policy``, ``lambda_pi``, ...).
+    System messages are pinned when added, so they are live roots too; ``live`` adds more.
+    ``options`` go to ``MemoryStore.compact`` (``policy``, ``lambda_pi``, ...).
     """
-    user = newest_user_message(store)
-    roots = list(live)
-    if user is not None:
-        roots.append(user.id)
+    turn = current_turn(store)
     if query is None:
-        if user is None:
+        if not turn:
             raise ValueError("query is required: the store has no user message to use as the query")
-        query = user.text
-    return store.compact(query, budget, live=roots, **options)
+        query = turn[0].text
+    return store.compact(query, budget, live=[*live, *(b.id for b in turn)], **options)
 
 
 # -- blocks -> messages -------------------------------------------------------------------
