@@ -58,6 +58,14 @@ def test_ambiguous_description_proposes_nothing():
     assert uses[2] == []
 
 
+def test_identifiers_of_the_same_shape_make_a_description_ambiguous():
+    texts = ["I opened refund ticket RF-1968.", "Ticketing created RF-2841 for it.", "Attach the logs to that ticket."]
+    assert induce_referents(texts)[1][2] == []
+    assert induce_referents([texts[0], "Nothing new.", texts[2]])[1][2] == ["RF-1968"]
+    # a shape-mate in the block itself keeps the description local
+    assert induce_referents([texts[0], "Is that ticket RF-2841 or another?"])[1][1] == []
+
+
 def test_description_outside_the_window_proposes_nothing():
     texts = ["Account 8841-C was flagged."] + ["Lunch notes."] * 5 + ["Did that account clear KYC?"]
     assert induce_referents(texts, window=6)[1][-1] == ["8841-C"]

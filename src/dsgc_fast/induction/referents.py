@@ -20,11 +20,13 @@ the batch form and ``IncrementalInducer`` agree exactly):
   binding live).
 * **Use.**  A later block that mentions a bound identifier, and does not rebind it, uses it.
 * **Definite descriptions** ("that account", "this profile", "said ticket", "the same
-  bundle") are resolved only when they are safe: the noun is the head noun of exactly one
-  identifier mentioned in the previous ``window`` blocks, and the block itself mentions no
-  identifier with that head noun.  Anything ambiguous proposes nothing.  A head noun is the
-  word just before a coded identifier (``account 8841-C``) or the kind word of a named
-  value (``Project Falcon``), never a function word.
+  bundle") are resolved only when they are safe.  The candidates are the identifiers
+  mentioned in the previous ``window`` blocks that carry the noun as head noun, or share
+  the ``shape`` of one that does (``RF-2841`` counts as a ticket once ``ticket RF-1968``
+  was seen, even where it appeared as "created RF-2841").  Exactly one candidate, and no
+  such identifier in the block itself, resolves the description; anything else proposes
+  nothing.  A head noun is the word just before a coded identifier (``account 8841-C``) or
+  the kind word of a named value (``Project Falcon``), never a function word or common verb.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _checks
-from .tokens import FUNCTION_WORDS, iter_identifiers, split_named
+from .tokens import FUNCTION_WORDS, iter_identifiers, shape, split_named
 
 #: default look-back, in blocks, for resolving a definite description
 DESCRIPTION_WINDOW = 20
@@ -95,8 +97,12 @@ class ReferentTracker:
         self.window = _checks.positive_int("window", window)
         self._name: dict[str, str] = {}  # key -> referent name (first surface)
         self._nouns_of: dict[str, set[str]] = defaultdict(set)  # key -> head nouns seen
-        self._noun_pos: dict[str, list[int]] = defaultdict(list)  # noun -> positions of mentions
-        self._noun_key: dict[str, list[str]] = defaultdict(list)  # noun -> keys of those mentions
+        self._shapes_of: dict[str, set[str]] = defaultdict(set)  # noun -> shapes of its keys
+        # mention streams, in block order: (position, key) per head noun and per shape
+        self._noun_pos: dict[str, list[int]] = defaultdict(list)
+        self._noun_key: dict[str, list[str]] = defaultdict(list)
+        self._shape_pos: dict[str, list[int]] = defaultdict(list)
+        self._shape_key: dict[str, list[str]] = defaultdict(list)
         self._position = 0
 
     def observe(self, text: str) -> tuple[dict[str, str] | None, list[str]]:
@@ -114,6 +120,7 @@ class ReferentTracker:
             if noun is not None:
                 local_nouns.add(noun)
                 self._nouns_of[key].add(noun)
+                self._shapes_of[noun].add(shape(key))
             if key not in mentioned:
                 mentioned.append(key)
             if key not in self._name:
@@ -129,9 +136,10 @@ class ReferentTracker:
                     used.discard(key)
                 else:
                     used.add(key)
+        local_shapes = {shape(k) for k in mentioned}
         for m in _DESCRIPTION_RE.finditer(text):
             noun = m.group(1).lower()
-            if noun in local_nouns:
+            if noun in local_nouns or local_shapes & self._shapes_of.get(noun, set()):
                 continue
             key = self._resolve(noun, p)
             if key is not None and key not in bound_here:
@@ -140,17 +148,28 @@ class ReferentTracker:
             for noun in self._nouns_of.get(key, ()):
                 self._noun_pos[noun].append(p)
                 self._noun_key[noun].append(key)
+            self._shape_pos[shape(key)].append(p)
+            self._shape_key[shape(key)].append(key)
         uses = sorted(self._name[k] for k in used)
         return (binds or None), uses
 
     def _resolve(self, noun: str, position: int) -> str | None:
-        """The one key with head noun ``noun`` mentioned in the window, else None."""
-        positions = self._noun_pos.get(noun)
-        if not positions:
-            return None
-        lo = bisect_left(positions, position - self.window)
-        candidates = set(self._noun_key[noun][lo:])
+        """The one candidate key for "that <noun>" in the window (module rule), else None."""
+        start = position - self.window
+        candidates = _recent(self._noun_pos, self._noun_key, noun, start)
+        for sig in self._shapes_of.get(noun, ()):
+            candidates |= _recent(self._shape_pos, self._shape_key, sig, start)
+            if len(candidates) > 1:
+                return None
         return candidates.pop() if len(candidates) == 1 else None
+
+
+def _recent(positions: dict[str, list[int]], keys: dict[str, list[str]], stream: str, start: int) -> set[str]:
+    """Keys mentioned in ``stream`` at positions >= ``start``."""
+    pos = positions.get(stream)
+    if not pos:
+        return set()
+    return set(keys[stream][bisect_left(pos, start) :])
 
 
 def induce_referents(

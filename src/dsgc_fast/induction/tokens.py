@@ -22,18 +22,26 @@ shape says so; every rule is conservative:
 
 **Named values.**  A capitalised word directly after a content word, the appositive naming
 construction "<kind> <Name>": ``Project Falcon``, ``profile Amber``, ``customer Jones``.
-The kind word must not be a function word (``the Lisbon office`` and ``from Bruno`` are not
-named values: a bare proper name recurring in two notes is co-reference, not dependency),
-the name has at least three letters and is not a weekday or month.  The kind word is the
-identifier's *head noun* (what "that project" can later refer to).
+The kind word must not be a function word or a common verb (``the Lisbon office``,
+``from Bruno``, ``asked Bruno`` are not named values), the name has at least three letters
+and is not a weekday or month.  The kind is part of the key: ``project Falcon`` matches
+``Project Falcon`` but not ``owner Falcon`` or ``window Falcon`` (a bare proper name that
+recurs in two notes is co-reference, usually a person, not a dependency).  The kind word is
+the identifier's *head noun* (what "that project" can later refer to).
 
 Not identifiers: plain words, plain capitals (``KYC``, ``API``: vocabulary, not names),
 plain numbers, dates, times, decimals and IP addresses (numbers recur too easily).
 
 The **key** under which mentions match ignores case and forgives one plural ``s``: the
-lower-cased identifier (for a named value, the name alone) with a final ``s`` dropped unless
-it ends in ``ss``.  So ``MAX_RETRIES`` and ``max_retries``, ``8841-C`` and ``8841-Cs``,
-``Project Falcon`` and ``team Falcon`` each meet under one key.
+lower-cased identifier (for a named value, kind and name, each) with a final ``s`` dropped
+unless it ends in ``ss``.  So ``MAX_RETRIES`` and ``max_retries``, ``8841-C`` and
+``8841-Cs``, ``Project Falcon`` and ``project Falcons`` each meet under one key.
+
+The **shape** of a key (``shape``) is its skeleton: digit runs become ``9``, single
+letters ``@``, a named value keeps only its kind (``8841-c`` and ``7730-b`` -> ``9-@``,
+``rf-1968`` -> ``rf-9``, ``project falcon`` -> ``project *``).  Keys of one shape are
+presumed to name things of one kind; referent induction uses this to stay ambiguous
+("that ticket" with two ``RF-`` tickets around resolves to nothing).
 """
 
 from __future__ import annotations
@@ -124,7 +132,18 @@ def identifier_key(surface: str) -> str | None:
     kind, name = named
     if kind.lower() in FUNCTION_WORDS or name.lower() in CALENDAR_WORDS:
         return None
-    return normal_key(name)
+    return f"{normal_key(kind)} {normal_key(name)}"
+
+
+_DIGITS = re.compile(r"\d+")
+_SINGLE_LETTER = re.compile(r"(?<![^\W\d_])[^\W\d_](?![^\W\d_])")
+
+
+def shape(key: str) -> str:
+    """The skeleton of an identifier key (see the module docstring)."""
+    if " " in key:
+        return key.split(" ", 1)[0] + " *"
+    return _SINGLE_LETTER.sub("@", _DIGITS.sub("9", key))
 
 
 def identifier_keys(text: str) -> set[str]:
