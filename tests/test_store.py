@@ -38,6 +38,15 @@ def assert_partition(store: MemoryStore, texts: dict[str, str]) -> None:
         assert store.get(block_id).text.encode("utf-8", "surrogatepass") == text.encode("utf-8", "surrogatepass")
 
 
+def assert_closed(store: MemoryStore) -> None:
+    """No active block uses a referent whose newest binder (over all blocks) is archived."""
+    active = set(store.ids())
+    for block_id in active:
+        for referent in store.get(block_id).uses:
+            binder = store.binder_of(referent)
+            assert binder is None or binder in active, (block_id, referent, binder)
+
+
 texts_st = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30) | st.lists(
     st.sampled_from(WORDS), max_size=8
 ).map(" ".join)
@@ -64,6 +73,13 @@ def test_add_compact_recall_lose_nothing(session, steps):
     texts = {}
     for k, (text, deps, binds, uses, pinned) in enumerate(session):
         texts[store.add(text, id=f"k{k}", depends_on=[f"k{d}" for d in deps], binds=binds, uses=uses, pinned=pinned)] = text
+        assert_closed(store)
+        if k % 7 == 6:  # compact in the middle of the session too
+            try:
+                store.compact("refund payout", 10)
+            except dsgc_fast.ReferentEvictionError:
+                pass
+            assert_closed(store)
     for budget, policy, recall_some in steps:
         active_before = set(store.ids())
         try:
@@ -79,10 +95,12 @@ def test_add_compact_recall_lose_nothing(session, steps):
         assert set(report.kept) | set(table) == set(store.ids())
         assert store.used <= budget
         assert_partition(store, texts)
+        assert_closed(store)
         if recall_some:
             back = store.recall(store.archived_ids()[::2])
             assert all(b.text == texts[b.id] for b in back)
             assert_partition(store, texts)
+            assert_closed(store)
     store.recall(store.archived_ids())
     assert store.archived_ids() == [] and sorted(store.ids()) == sorted(texts)
 
@@ -238,6 +256,17 @@ def test_turn_12_survives_through_the_store_only_with_referents():
         kept[with_referents] = store.compact("did that account clear KYC?", 40, policy="similarity", live=["t19"])
     assert "t12" in kept[False].evicted
     assert "t12" in kept[True].kept and kept[True].decisions["t12"].chain == (("t19", "that account"),)
+
+
+def test_adding_a_use_recalls_the_archived_binder_chain():
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("the config file is settings.toml", id="a", binds={"the config file": "settings.toml"})
+    store.add("its port constant is 8080", id="b", uses=["the config file"], binds={"the port": "8080"})
+    store.add("unrelated words here", id="c")
+    store.compact("unrelated words", 3)
+    assert store.archived_ids() == ["a", "b"]
+    store.add("which port do we use", id="q", uses=["the port"])
+    assert store.ids() == ["a", "b", "c", "q"] and store.archived_ids() == []
 
 
 def test_recall_brings_back_the_referent_closure():

@@ -111,7 +111,6 @@ class _Planner:
         self.first_seen: dict[str, str | None] = {}
         self.calls: dict[str, str] = {}
         self.answered: set[str] = set()
-        self.callers: dict[str, str] = {}
         self.next_number = store.total
 
     def known(self, block_id: str) -> bool:
@@ -185,7 +184,6 @@ class _Planner:
             binds[result_referent(call_id)] = " ".join(text.split()[:8])
             uses.append(call_referent(call_id))
             depends_on.append(caller)
-            self.callers[block_id] = caller
         kwargs.update(
             id=block_id,
             text=text,
@@ -247,15 +245,13 @@ def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]]) -
 
     The whole batch is validated first (ids, dependencies, tool-call pairing), so an
     invalid record adds nothing; errors are ``SessionError`` naming the record's ``where``.
-    A tool result whose call was archived brings the call's unit back (``recall``) first.
+    A tool result whose call was archived brings the call's unit back (``MemoryStore.add``
+    recalls the archived binders of the referents a new block uses).
     """
     planner = _Planner(store)
     plans = [(where, planner.plan(record, where)) for where, record in records]
     ids = []
     for where, kwargs in plans:
-        caller = planner.callers.get(kwargs["id"])
-        if caller is not None and caller not in store and store.has(caller):
-            store.recall([caller])
         try:
             ids.append(store.add(**kwargs))
         except (TypeError, ValueError) as exc:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from dsgc_ref.contract import ReferentEvictionError, check_budget, is_integer_scalar
-from dsgc_ref.pins import BindingTable, render_table
+from dsgc_ref.pins import BindingTable, closure_from, render_table
 
 from .archive import Archive, ArchivedBlock, Block
 from .explain import BindingTableBlock, CompactionReport, build_report
@@ -164,6 +164,10 @@ class MemoryStore:
         ``embedding``: (d,) vector (default: ``encoder([text])``); ``cost``: token cost
         (default: ``token_counter(text)``); ``pinned``: a live root at every compaction;
         ``meta``: JSON-serializable data kept with the block.
+
+        If the block uses a referent whose live binder (the newest block binding it) is
+        archived, that binder and its referent closure return to the active set in the same
+        transaction: no active block uses a referent whose binder sits in the archive.
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -185,7 +189,12 @@ class MemoryStore:
             meta=_check_meta(meta),
             embedding=self._embedding(text, embedding),
         )
-        self._archive.insert_active(block)
+        binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
+        missing = self._archived_closure(binders)
+        with self._archive.transaction():
+            restored = self._archive.restore_blocks(missing) if missing else []
+            self._archive.insert_active(block)
+        self._mark_active(restored)
         self._append(block, block.embedding, active=True)
         return block_id
 
@@ -450,18 +459,28 @@ class MemoryStore:
         The referent closure of the requested blocks comes back with them (a recalled
         block never arrives with a referent whose binder stays archived), so a tool
         result and its call return together.  Ids that are already active are ignored.
+        Returns the blocks brought back, oldest first.
         """
-        requested = [self._slot(i) for i in _id_list(ids)]
-        closure = pin_closure(requested, self._uses, [b or None for b in self._binds])
-        wanted = sorted({int(s) for s in closure} | set(requested))
-        archived = [s for s in wanted if s not in self._active_blocks]
+        archived = self._archived_closure([self._slot(i) for i in _id_list(ids)])
         if not archived:
             return []
         restored = self._archive.restore_blocks(archived)
+        self._mark_active(restored)
+        return restored
+
+    def _archived_closure(self, slots: list[int]) -> list[int]:
+        """The archived blocks among ``slots`` and the archived part of their referent closure.
+
+        The traversal (use -> newest binder over all blocks) stops at active blocks: every
+        operation keeps the active set closed, so nothing behind an active block is archived.
+        Its cost is the size of what comes back, not the size of the store.
+        """
+        return sorted(closure_from(slots, self._uses, self._newest_binder, stop=self._active_blocks.__contains__))
+
+    def _mark_active(self, restored: list[Block]) -> None:
         for block in restored:
             self._active.view()[block.seq] = True
             self._active_blocks[block.seq] = dataclasses.replace(block, embedding=None)
-        return restored
 
     # -- whole store --------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
