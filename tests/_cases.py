@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import dsgc_fast
 import dsgc_ref
 from dsgc_ref.contract import POLICIES, SELECTIONS
+
+
+def examples(factor: float) -> int:
+    """``factor`` times the active profile's example count (ci: 100, long: 2000)."""
+    return max(1, int(factor * settings.default.max_examples))
 
 
 @st.composite

@@ -10,7 +10,7 @@ import dsgc_fast
 import dsgc_ref
 from dsgc_ref.contract import POLICIES
 
-from ._cases import assert_same, retention_cases, to_lists
+from ._cases import assert_same, examples, retention_cases, to_lists
 
 
 def run_both(q, embs, costs, budget, **kwargs):
@@ -21,7 +21,7 @@ def run_both(q, embs, costs, budget, **kwargs):
 
 
 @given(retention_cases())
-@settings(max_examples=300)
+@settings(max_examples=examples(3))
 def test_fast_equals_ref_random(case):
     q, embs, costs, budget, kwargs = case
     fast, ref = run_both(q, embs, costs, budget, **kwargs)

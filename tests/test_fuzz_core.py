@@ -16,6 +16,8 @@ from hypothesis.extra import numpy as hnp
 import dsgc_fast
 import dsgc_ref
 
+from ._cases import examples
+
 DOCUMENTED = (ValueError, TypeError, dsgc_ref.ReferentEvictionError)
 
 weird_floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
@@ -60,7 +62,7 @@ def check_result(got, n_blocks: int, budget: int) -> None:
     tau=st.one_of(weird_floats, st.just(0.25)),
     hops=st.one_of(weird_ints, st.just(2)),
 )
-@settings(max_examples=400)
+@settings(max_examples=examples(4))
 def test_retain_with_garbage(q, embs, costs, budget, edges, order, policy, tau, hops):
     try:
         got = dsgc_fast.retain(q, embs, costs, budget, edges=edges, order=order, policy=policy, tau=tau, hops=hops)
@@ -91,7 +93,7 @@ def near_valid(draw):
 
 
 @given(near_valid())
-@settings(max_examples=400)
+@settings(max_examples=examples(4))
 def test_retain_with_one_corrupted_field(args):
     q, embs, costs, budget = (args.pop(k) for k in ("q", "embs", "costs", "budget"))
     try:
@@ -103,7 +105,7 @@ def test_retain_with_one_corrupted_field(args):
 
 
 @given(roots=anything(), uses=anything(), binds=anything())
-@settings(max_examples=300)
+@settings(max_examples=examples(3))
 def test_pin_closure_and_orphans_with_garbage(roots, uses, binds):
     for call in (
         lambda: dsgc_fast.pin_closure(roots, uses, binds),
@@ -116,7 +118,7 @@ def test_pin_closure_and_orphans_with_garbage(roots, uses, binds):
 
 
 @given(n=st.integers(-3, 8), edges=anything())
-@settings(max_examples=300)
+@settings(max_examples=examples(3))
 def test_dependency_graph_with_garbage(n, edges):
     try:
         g = dsgc_fast.DependencyGraph.from_edges(n, edges)
@@ -133,7 +135,7 @@ def test_dependency_graph_with_garbage(n, edges):
     bind_blocks=anything(),
     bind_ids=anything(),
 )
-@settings(max_examples=300)
+@settings(max_examples=examples(3))
 def test_referent_index_arrays_with_garbage(n, indptr, use_ids, bind_blocks, bind_ids):
     try:
         index = dsgc_fast.ReferentIndex.from_arrays(n, indptr, use_ids, bind_blocks, bind_ids)

@@ -13,7 +13,7 @@ import dsgc_fast
 import dsgc_ref
 from dsgc_ref.contract import POLICIES, Reason
 
-from ._cases import assert_same, retention_cases, to_lists
+from ._cases import assert_same, examples, retention_cases, to_lists
 
 
 def random_referents(rng: np.random.Generator, n: int, n_refs: int, p_bind: float = 0.3, max_uses: int = 3):
@@ -64,7 +64,7 @@ def run_both(q, embs, costs, budget, **kwargs):
 
 
 @given(pinned_cases())
-@settings(max_examples=250)
+@settings(max_examples=examples(2.5))
 def test_pinned_retain_fast_equals_ref(case):
     q, embs, costs, budget, kwargs = case
     fast, ref = run_both(q, embs, costs, budget, **kwargs)
@@ -76,7 +76,7 @@ def test_pinned_retain_fast_equals_ref(case):
 
 
 @given(pinned_cases())
-@settings(max_examples=250)
+@settings(max_examples=examples(2.5))
 def test_invariants_hold(case):
     q, embs, costs, budget, kwargs = case
     try:
@@ -100,7 +100,7 @@ def test_invariants_hold(case):
 
 
 @given(retention_cases(max_n=80))
-@settings(max_examples=80)
+@settings(max_examples=examples(0.8))
 def test_without_pins_equals_core_retain(case):
     q, embs, costs, budget, kwargs = case
     core = dsgc_fast.retain(q, embs, costs, budget, **kwargs)
@@ -111,7 +111,7 @@ def test_without_pins_equals_core_retain(case):
 
 
 @given(pinned_cases())
-@settings(max_examples=200)
+@settings(max_examples=examples(2))
 def test_closure_matches_scipy_bfs_from_a_super_source(case):
     _, embs, _, _, kwargs = case
     n = embs.shape[0]
