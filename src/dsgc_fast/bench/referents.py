@@ -1,0 +1,353 @@
+"""The referent-session suite: do kept turns lose the turns that say what they refer to?
+
+Every session of ``referent_sessions`` (one per domain and seed) is encoded by each
+encoder, then ``dsgc_fast.retain`` runs every variant at every budget:
+
+- ``similarity``: rank by <q, e_i>, no pins;  ``dsgc``: DSGC (tau 0.25, lambda_pi 1) whose
+  dependency edges are the reference edges (a turn depends on the live binder of every
+  referent it uses), no pins;  ``recency``: newest first, no pins;
+- ``dsgc+pins`` / ``recency+pins``: the same with the live roots (system prompt and current
+  turn) pinned and ``uses``/``binds`` supplied (closure-aware selection, escalation);
+- ``dsgc+pins+qdist``: dsgc+pins scored against the last 3 user turns as a query
+  distribution with weights 0.2, 0.3, 0.5 (oldest to newest).
+
+The query is the current (last) turn's embedding.  Budgets are ``ceil(f * total cost)`` of
+the session and ``ceil(f * pinned cost)`` (the cost of the live roots' closure), which
+forces the binding table.
+
+Metrics (per encoder, budget and variant, summed over sessions; a session where the
+engine raises ``ReferentEvictionError`` counts in ``errors`` and in nothing else):
+
+- orphan rate = orphans / resolvable uses by kept turns, where a resolvable use is a pair
+  (kept turn, referent it uses) whose referent has a live binder, and an orphan is such a
+  pair whose binder was evicted and is not in the binding table (``dsgc_fast.orphans``);
+- sessions with an orphan = share of sessions with at least one orphan;
+- needed binding survived = share of sessions whose query's referent still resolves: its
+  live binder is kept or the referent is in the binding table;
+- evicted tokens = evicted turns' cost / total cost; evicted turns = mean per session;
+- escalations = sessions where the pinned set did not fit and the binding table replaced it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import dsgc_fast
+from dsgc_fast.encoders import ENCODER_NAMES, CachedEncoder, make_encoder
+from dsgc_fast.pins import ReferentIndex
+
+from .referent_domains import DOMAINS, FORMS
+from .referent_sessions import QUERY_WEIGHTS, Session, generate_all
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A retention variant: engine policy, whether pins are on, which query it scores against."""
+
+    name: str
+    policy: str
+    pins: bool
+    query_distribution: bool = False
+
+
+@dataclass(frozen=True)
+class Budget:
+    """``ceil(fraction * base)`` with base the session's ``"total"`` or ``"pinned"`` cost."""
+
+    base: str
+    fraction: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.fraction:g} x {self.base}"
+
+    def of(self, total: int, pinned: int) -> int:
+        return math.ceil(Fraction(str(self.fraction)) * (total if self.base == "total" else pinned))
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("similarity", "similarity", False),
+    Variant("dsgc", "dsgc", False),
+    Variant("recency", "recency", False),
+    Variant("dsgc+pins", "dsgc", True),
+    Variant("recency+pins", "recency", True),
+    Variant("dsgc+pins+qdist", "dsgc", True, query_distribution=True),
+)
+BUDGETS: tuple[Budget, ...] = (Budget("pinned", 0.8), Budget("total", 0.2), Budget("total", 0.3), Budget("total", 0.5))
+DEFAULT_SEEDS: tuple[int, ...] = tuple(range(30))
+
+
+@dataclass
+class Tally:
+    """Sums over the sessions of one (encoder, budget, variant) cell."""
+
+    sessions: int = 0
+    errors: int = 0
+    escalations: int = 0
+    orphans: int = 0
+    resolvable_uses: int = 0
+    sessions_with_orphan: int = 0
+    needed_survived: int = 0
+    evicted_tokens: int = 0
+    total_tokens: int = 0
+    evicted_turns: int = 0
+    table_tokens: int = 0
+
+    def row(self) -> dict[str, Any]:
+        """The sums plus the rates (None where the denominator is zero)."""
+        ok = self.sessions - self.errors
+
+        def ratio(a: int, b: int) -> float | None:
+            return a / b if b else None
+
+        return asdict(self) | {
+            "orphan_rate": ratio(self.orphans, self.resolvable_uses),
+            "session_orphan_rate": ratio(self.sessions_with_orphan, ok),
+            "needed_rate": ratio(self.needed_survived, ok),
+            "evicted_token_share": ratio(self.evicted_tokens, self.total_tokens),
+            "evicted_turns_mean": ratio(self.evicted_turns, ok),
+            "table_tokens_mean": ratio(self.table_tokens, self.escalations),
+        }
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What every variant of one session shares: costs, reference edges, referent index."""
+
+    session: Session
+    costs: np.ndarray
+    edges: np.ndarray
+    index: ReferentIndex
+    pinned_cost: int
+
+    @classmethod
+    def of(cls, session: Session) -> Prepared:
+        costs = session.costs
+        index = ReferentIndex.from_lists(session.uses, session.binds)
+        pinned = dsgc_fast.pin_closure(session.live, referents=index)
+        edges = np.array(session.reference_edges(), dtype=np.int64).reshape(-1, 2)
+        return cls(session, costs, edges, index, int(costs[pinned].sum()))
+
+    def resolvable_uses(self, mask: np.ndarray) -> int:
+        """Pairs (kept turn, used referent with a live binder)."""
+        owner = np.repeat(np.arange(self.index.n), np.diff(self.index.use_indptr))
+        bound = self.index.live_binder[self.index.use_ids] >= 0
+        return int((mask[owner] & bound).sum())
+
+
+def run_variant(p: Prepared, embs: np.ndarray, variant: Variant, budget: int, tally: Tally) -> None:
+    """Retain one session under one variant and budget; add the outcome to ``tally``."""
+    s = p.session
+    tally.sessions += 1
+    if variant.query_distribution:
+        turns = s.query_turns()
+        query, weights = embs[turns], QUERY_WEIGHTS[-len(turns) :]
+    else:
+        query, weights = embs[s.query], None
+    pins = {"live": list(s.live), "referents": p.index} if variant.pins else {}
+    try:
+        got = dsgc_fast.retain(
+            query, embs, p.costs, budget, edges=p.edges, policy=variant.policy, query_weights=weights, **pins
+        )
+    except dsgc_fast.ReferentEvictionError:
+        tally.errors += 1
+        return
+    table = got.binding_table
+    lost = dsgc_fast.orphans(got.retained, referents=p.index, table=table)
+    tabled = {e[0] for e in table.entries} if table is not None else set()
+    tally.orphans += len(lost)
+    tally.sessions_with_orphan += bool(lost)
+    tally.resolvable_uses += p.resolvable_uses(got.mask)
+    tally.needed_survived += bool(got.mask[s.binder] or s.needed in tabled)
+    tally.evicted_tokens += int(p.costs[~got.mask].sum())
+    tally.total_tokens += int(p.costs.sum())
+    tally.evicted_turns += int((~got.mask).sum())
+    if table is not None:
+        tally.escalations += 1
+        tally.table_tokens += table.cost
+
+
+def encode_sessions(sessions: Sequence[Session], encoder: CachedEncoder) -> list[np.ndarray]:
+    """Per session, its (turns, dim) embedding matrix; every distinct text is encoded once."""
+    encoder.encode([t for s in sessions for t in s.texts])
+    return [encoder.encode(list(s.texts)) for s in sessions]
+
+
+def evaluate(
+    prepared: Sequence[Prepared],
+    encoders: Iterable[str] = ENCODER_NAMES,
+    budgets: Sequence[Budget] = BUDGETS,
+    variants: Sequence[Variant] = VARIANTS,
+    cache_dir: str | Path | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Result rows (one per encoder, budget, variant) and seconds spent per phase."""
+    sessions = [p.session for p in prepared]
+    rows: list[dict[str, Any]] = []
+    seconds: dict[str, float] = {}
+    for name in encoders:
+        path = Path(cache_dir) / f"referents-{name}.npz" if cache_dir is not None else None
+        encoder = CachedEncoder(make_encoder(name), path)
+        start = time.perf_counter()
+        embeddings = encode_sessions(sessions, encoder)
+        encoder.save()
+        seconds[f"encode {name}"] = time.perf_counter() - start
+        start = time.perf_counter()
+        for budget in budgets:
+            for variant in variants:
+                tally = Tally()
+                for p, embs in zip(prepared, embeddings):
+                    run_variant(p, embs, variant, budget.of(int(p.costs.sum()), p.pinned_cost), tally)
+                cell = {"encoder": name, "budget": budget.label, "variant": variant.name, "pins": variant.pins}
+                rows.append(cell | tally.row())
+        seconds[f"retain {name}"] = time.perf_counter() - start
+    return rows, seconds
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def headline(rows: Sequence[dict[str, Any]]) -> str:
+    """One sentence per encoder: pinned orphans versus the similarity-only range over budgets."""
+    parts = []
+    for enc in dict.fromkeys(r["encoder"] for r in rows):
+        mine = [r for r in rows if r["encoder"] == enc]
+        pinned = sum(r["orphans"] for r in mine if r["pins"])
+        sim = [r for r in mine if r["variant"] == "similarity"]
+        orphan = [r["orphan_rate"] or 0.0 for r in sim]
+        needed = [r["needed_rate"] or 0.0 for r in sim]
+        parts.append(
+            f"{enc}: {pinned} orphans under every pinned variant and budget; similarity-only orphan rate "
+            f"{_pct(min(orphan))}-{_pct(max(orphan))}, its needed binding survives in "
+            f"{_pct(min(needed))}-{_pct(max(needed))} of sessions"
+        )
+    return "**Result.** " + "; ".join(parts) + "."
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The Markdown section: setup, metric definitions, the table, timings, the plot."""
+    rows = result["rows"]
+    lines = [
+        "## Referent sessions (issue 3, item 8)",
+        "",
+        f"{result['n_sessions']} generated sessions ({', '.join(result['domains'])}; seeds "
+        f"{result['seeds'][0]}..{result['seeds'][-1]}), {result['turns_mean']:.1f} turns and "
+        f"{result['tokens_mean']:.0f} tokens on average; live roots = system prompt + current turn "
+        f"(pinned closure {result['pinned_tokens_mean']:.0f} tokens on average). Queries refer back by "
+        + ", ".join(f"{k} ({v})" for k, v in result["forms"].items())
+        + ".",
+        "",
+        "- **orphan rate**: orphans (`dsgc_fast.orphans`, binding table honoured) / uses by kept turns "
+        "whose referent has a live binder; **sessions w/ orphan**: share with at least one orphan.",
+        "- **needed binding**: share of sessions whose query's referent still resolves (live binder kept, "
+        "or the referent is in the binding table).",
+        "- **evicted tokens**: evicted cost / total cost; **evicted turns**: mean per session; "
+        "**escalations**: sessions answered with a binding table; **errors**: `ReferentEvictionError` "
+        "(the engine refused: roots + binding table exceed the budget); rates are over the sessions answered.",
+        "- `dsgc` uses the reference edges (user turn -> live binder) as its dependency graph; "
+        "`+qdist` scores against the last 3 user turns weighted 0.2/0.3/0.5.",
+        "",
+        headline(rows),
+        "",
+        "| encoder | budget | variant | orphan rate | sessions w/ orphan | needed binding "
+        "| evicted tokens | evicted turns | escalations | errors |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['encoder']} | {r['budget']} | {r['variant']} | {_pct(r['orphan_rate'])} "
+            f"({r['orphans']}/{r['resolvable_uses']}) | {_pct(r['session_orphan_rate'])} | "
+            f"{_pct(r['needed_rate'])} | {_pct(r['evicted_token_share'])} | "
+            f"{r['evicted_turns_mean']:.1f} | {r['escalations']} | {r['errors']} |"
+        )
+    timing = ", ".join(f"{k} {v:.1f} s" for k, v in result["seconds"].items())
+    lines += ["", f"Time: {timing}.", "", "![referent sessions](referents.png)", ""]
+    return "\n".join(lines)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """Orphan rate and needed-binding survival per budget, one line per variant, one row per encoder."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    encoders = list(dict.fromkeys(r["encoder"] for r in result["rows"]))
+    budgets = list(dict.fromkeys(r["budget"] for r in result["rows"]))
+    variants = list(dict.fromkeys(r["variant"] for r in result["rows"]))
+    metrics = (("orphan_rate", "orphan rate"), ("needed_rate", "needed binding survived"))
+    fig, axes = plt.subplots(len(encoders), 2, figsize=(11, 3.6 * len(encoders)), squeeze=False)
+    for row, enc in enumerate(encoders):
+        for col, (key, title) in enumerate(metrics):
+            ax = axes[row][col]
+            for k, v in enumerate(variants):
+                mine = [r for r in result["rows"] if r["encoder"] == enc and r["variant"] == v]
+                got = {r["budget"]: r[key] for r in mine}
+                ys = [np.nan if got[b] is None else got[b] for b in budgets]
+                style = "--" if mine[0]["pins"] else "-"
+                ax.plot(budgets, ys, style, marker="os^Dvx"[k % 6], markersize=8 - k, label=v)
+            ax.set_title(f"{title} ({enc})")
+            ax.set_ylim(-0.03, 1.03)
+            ax.grid(alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(variants), fontsize=8)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_referent_suite(
+    out_dir: str | Path,
+    seeds: Iterable[int] = DEFAULT_SEEDS,
+    encoders: Iterable[str] = ENCODER_NAMES,
+    *,
+    budgets: Sequence[Budget] = BUDGETS,
+    cache_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Run the suite; write ``referents.json``, ``referents.md`` and ``referents.png`` into ``out_dir``.
+
+    ``cache_dir`` keeps the encodings (``referents-<encoder>.npz``) for later runs.
+    """
+    seeds = [int(s) for s in seeds]
+    encoders = list(encoders)
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    for name in encoders:
+        if name not in ENCODER_NAMES:
+            raise ValueError(f"encoders must be drawn from {ENCODER_NAMES}, got {name!r}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    sessions = generate_all(seeds)
+    prepared = [Prepared.of(s) for s in sessions]
+    generated = time.perf_counter() - start
+    rows, seconds = evaluate(prepared, encoders, budgets, cache_dir=cache_dir)
+    result = {
+        "suite": "referents",
+        "seeds": seeds,
+        "domains": list(DOMAINS),
+        "encoders": encoders,
+        "budgets": [b.label for b in budgets],
+        "variants": [asdict(v) for v in VARIANTS],
+        "n_sessions": len(sessions),
+        "turns_mean": float(np.mean([s.n_blocks for s in sessions])),
+        "tokens_mean": float(np.mean([int(s.costs.sum()) for s in sessions])),
+        "pinned_tokens_mean": float(np.mean([p.pinned_cost for p in prepared])),
+        "forms": {f: sum(s.form == f for s in sessions) for f in FORMS},
+        "rows": rows,
+        "pinned_orphans": sum(r["orphans"] for r in rows if r["pins"]),
+        "seconds": {"generate": generated} | seconds,
+    }
+    (out / "referents.json").write_text(json.dumps(result, indent=1))
+    (out / "referents.md").write_text(markdown(result))
+    plot(result, out / "referents.png")
+    return result
