@@ -49,7 +49,7 @@ def test_retain_table_is_readable(capsys, monkeypatch):
     assert rows["t12"].split()[1] == "kept" and rows["t12"].endswith("kept: pinned through t19 -uses 'that account'-> t12")
     assert "Urgent one: account 8841-C" in rows["t12"]
     assert rows["t19"].endswith("kept: live root (pinned)")
-    assert "evicted: did not fit the budget (rank 4, cost 10 with its closure t14" in rows["t13"]
+    assert rows["t13"].endswith("evicted: did not fit the budget (rank 4, cost 10 with its closure t14)")
 
 
 def test_explain_prints_score_parts_and_chains(capsys):

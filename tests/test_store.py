@@ -347,3 +347,12 @@ def test_report_table_and_json_name_every_block():
     assert data["kept"] == report.kept and data["used"] == report.used <= 12
     with pytest.raises(KeyError):
         report.explain("nope")
+
+
+def test_skipped_block_names_the_unused_tokens():
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("kyc kyc kyc kyc kyc", id="a")
+    store.add("kyc refund one two three", id="b")
+    report = store.compact("kyc", 7)
+    assert report.kept == ["a"]
+    assert report.decisions["b"].why() == "evicted: did not fit the budget (rank 2, cost 5; 2 tokens left unused)"

@@ -92,7 +92,8 @@ class Decision:
         needs = f"cost {self.cost}"
         if self.unit:
             needs = f"cost {self.unit_cost} with its closure {', '.join(self.unit)}"
-        return f"evicted: did not fit the budget (rank {self.rank}, {needs}; {self.left} tokens left unused)"
+        unused = f"; {self.left} tokens left unused" if self.left else ""
+        return f"evicted: did not fit the budget (rank {self.rank}, {needs}{unused})"
 
     def explain(self) -> str:
         """Multi-line explanation: the reason, then every score part."""
