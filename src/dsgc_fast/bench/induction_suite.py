@@ -16,7 +16,8 @@ Three measurements, all deterministic per seed:
    binder from the live roots (system prompt + query turn), with the number of pinned
    blocks the true referents would not pin.
 
-``run`` writes ``induction.json`` (records and summary) and ``induction.md`` into a folder.
+``run`` writes ``raw-induction.json`` (every record), ``summary-induction.json`` and
+``induction.md`` into a folder (``dsgc-bench induction --out DIR``).
 """
 
 from __future__ import annotations
@@ -247,17 +248,22 @@ def run(
     honeypot: str = "medium",
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """The whole suite; writes ``induction.json`` and ``induction.md`` into ``out`` when given."""
+    """The whole suite; writes its raw records, summary and report into ``out`` when given."""
     seeds = list(seeds)
     scenarios = _scenarios(templates, seeds, total_blocks, honeypot)
     edges = edge_records(scenarios)
-    retention = retention_records(scenarios, encoders, Encodings(cache_dir))
+    encodings = Encodings(cache_dir)
+    retention = retention_records(scenarios, encoders, encodings)
+    encodings.save()
     sessions = session_records([generate_session(d, s) for s in seeds for d in domains])
     summary = summarize(edges, retention, sessions)
     result = {"summary": summary, "edges": edges, "retention": retention, "sessions": sessions}
     if out is not None:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "induction.json").write_text(json.dumps(result, indent=1))
+        raw = {"suite": "induction", "seeds": seeds, "encoders": list(encoders), "edges": edges,
+               "retention": retention, "sessions": sessions}
+        (folder / "raw-induction.json").write_text(json.dumps(raw, indent=1, sort_keys=True) + "\n")
+        (folder / "summary-induction.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
         (folder / "induction.md").write_text(render_markdown(summary, encoders, len(seeds)))
     return result
