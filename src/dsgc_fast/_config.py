@@ -20,3 +20,10 @@ PARALLEL_MIN_N: int = int(os.environ.get("DSGC_PARALLEL_MIN_N", "32768"))
 JIT = {"cache": CACHE, "nogil": True}
 #: options for the parallel twin of a row-owned kernel
 JIT_PARALLEL = {**JIT, "parallel": True}
+
+#: LLVM fast-math flags of the opt-in fast mode only (``retain(..., mode="fast")``):
+#: reassociation and FMA contraction let a dot product use SIMD partial sums.  nnan/ninf
+#: are left out, so NaN and inf still propagate and are caught by the finiteness checks.
+FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+JIT_FAST = {**JIT, "fastmath": FASTMATH}
+JIT_FAST_PARALLEL = {**JIT_PARALLEL, "fastmath": FASTMATH}
