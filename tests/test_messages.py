@@ -210,6 +210,7 @@ def test_compact_messages_needs_a_query_without_user_messages():
           '{"role": "tool", "tool_call_id": "c1", "content": "a"}', '{"role": "tool", "tool_call_id": "c1", "content": "b"}'],
          "line 3", "second tool result"),
         (['{"role": "user", "content": "x", "tool_calls": []}'], "line 1", "only assistant messages"),
+        (['{"role": "assistant", "content": null, "tool_calls": ["c1"]}'], "line 1", "each tool call needs a string 'id'"),
         (['{"role": "user", "content": "x", "dsgc": {"pinned": "yes"}}'], "line 1", "pinned must be"),
         (['{"role": "user", "content": "x", "dsgc": {"cost": -2}}'], "line 1", "cost must be a non-negative"),
     ],

@@ -172,6 +172,10 @@ def test_load_refuses_non_store_files_and_other_encoders(tmp_path):
         MemoryStore.load(bad, encoder=LexicalEncoder())
     with pytest.raises(FileNotFoundError):
         MemoryStore.load(tmp_path / "missing.db", encoder=LexicalEncoder())
+    text_file = tmp_path / "notes.txt"
+    text_file.write_text("not a database, just some text that is long enough to be read " * 20)
+    with pytest.raises(ValueError, match="not a dsgc store"):
+        MemoryStore(encoder=LexicalEncoder(), archive=text_file)
 
     class Other:
         name = "other"

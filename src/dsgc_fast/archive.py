@@ -132,15 +132,19 @@ class Archive:
         self.path = os.fspath(path)
         self._conn = sqlite3.connect(self.path, isolation_level=None)
         self._depth = 0
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-        with self.transaction():
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self._conn.execute(statement)
-            if self.setting("schema_version") is None:
-                self.set_setting("schema_version", str(SCHEMA_VERSION))
+        try:
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+            with self.transaction():
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._conn.execute(statement)
+                if self.setting("schema_version") is None:
+                    self.set_setting("schema_version", str(SCHEMA_VERSION))
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise ValueError(f"{self.path!r} is not a dsgc store database: {exc}") from None
         self.check_schema()
 
     def check_schema(self) -> None:

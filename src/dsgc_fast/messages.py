@@ -158,6 +158,7 @@ class _Planner:
             raise SessionError(f"'{ANNOTATION_KEY}' must be an object", where)
         _check_keys(annotation, _ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
         message = {k: copy.deepcopy(v) for k, v in record.items() if k != ANNOTATION_KEY}
+        calls = _tool_calls(message, where)
         try:
             text = message_text(message)
         except TypeError as exc:
@@ -165,7 +166,7 @@ class _Planner:
         kwargs = _annotation_kwargs(annotation, where)
         block_id = kwargs.get("id") or self.fresh_id()
         binds, uses, depends_on = dict(kwargs["binds"]), list(kwargs["uses"]), list(kwargs["depends_on"])
-        for call_id, name in _tool_calls(message, where):
+        for call_id, name in calls:
             if call_id in self.calls or self.store.binder_of(call_referent(call_id)) is not None:
                 raise SessionError(f"duplicate tool call id {call_id!r}", where)
             self.calls[call_id] = block_id

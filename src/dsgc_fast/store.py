@@ -502,6 +502,7 @@ class MemoryStore:
         """
         store = cls(encoder=encoder, token_counter=token_counter, archive=archive)
         if store.total:
+            store.close()
             raise ValueError(f"archive {store.archive_path!r} already holds blocks; load into an empty one")
         store._archive.restore_from(path)
         store._rebuild()
