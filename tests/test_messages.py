@@ -39,8 +39,12 @@ sentences = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".jo
 
 
 @st.composite
-def conversations(draw, first_call=0):
-    """A system prompt, then turns: user, 0-2 tool rounds (1-3 parallel calls each), answer."""
+def conversations(draw, first_call=0, pin=False):
+    """A system prompt, then turns: user, 0-2 tool rounds (1-3 parallel calls each), answer.
+
+    With ``pin``, one message may carry a ``pinned`` annotation (a root anywhere, even
+    inside a tool-call unit).
+    """
     messages = [{"role": "system", "content": draw(sentences)}]
     number = first_call
     for _ in range(draw(st.integers(1, 5))):
@@ -52,6 +56,9 @@ def conversations(draw, first_call=0):
             messages.append({"role": "assistant", "content": draw(st.none() | sentences), "tool_calls": calls})
             messages += [{"role": "tool", "tool_call_id": c["id"], "content": draw(sentences)} for c in calls]
         messages.append({"role": "assistant", "content": draw(sentences)})
+    chosen = draw(st.integers(0, len(messages) - 1)) if pin else 0
+    if chosen:
+        messages[chosen]["dsgc"] = {"pinned": True}
     return messages
 
 
@@ -73,7 +80,7 @@ def assert_units_whole(store, units):
         assert unit <= active or not (unit & active), f"tool unit {sorted(unit)} split: active {sorted(unit & active)}"
 
 
-@given(conversations(), st.lists(st.tuples(st.integers(0, 150), st.sampled_from(dsgc_fast.POLICIES)), min_size=1, max_size=3),
+@given(conversations(pin=True), st.lists(st.tuples(st.integers(0, 150), st.sampled_from(dsgc_fast.POLICIES)), min_size=1, max_size=3),
        st.integers(0, 10))
 def test_tool_units_never_split_and_output_is_valid(messages, steps, recall_seed):
     store = new_store()
@@ -263,3 +270,20 @@ def test_the_turn_in_progress_is_live():
     report = compact_messages(store, 1 + 3 + 1 + 2)
     assert report.kept == ["m0", "m3", "m4", "m5"] and report.query == "check the weather"
     assert all(report.decisions[i].root for i in report.kept)
+
+
+def test_a_pinned_tool_result_keeps_its_unit_whole_under_escalation():
+    store = new_store()
+    add_messages(store, [
+        {"role": "system", "content": "agent"},
+        {"role": "user", "content": "account 8841-C, the one flagged last week, disputes a billing charge",
+         "dsgc": {"binds": {"that account": "8841-C"}}},
+        {"role": "assistant", "content": None, "tool_calls": [call("k1", "kyc", "{}"), call("k2", "ledger", "{}")]},
+        {"role": "tool", "tool_call_id": "k1", "content": "kyc cleared", "dsgc": {"pinned": True}},
+        {"role": "tool", "tool_call_id": "k2", "content": "ledger row for the account"},
+        {"role": "user", "content": "so did that account clear?", "dsgc": {"uses": ["that account"]}},
+    ])
+    report = compact_messages(store, 1 + 2 + 2 + 5 + 5 + 5)  # roots: system, the tool unit, last user; table
+    assert report.binding_table is not None and report.evicted == ["m1"]
+    assert {"m2", "m3", "m4"} <= set(report.kept)
+    check_messages(to_messages(store))

@@ -40,14 +40,17 @@ _ANNOTATION_FIELDS = ("id", "depends_on", "binds", "uses", "pinned", "cost")
 _BLOCK_FIELDS = ("text", "meta") + _ANNOTATION_FIELDS
 
 
+_CALL, _RESULT = "tool_call:", "tool_result:"
+
+
 def call_referent(call_id: str) -> str:
     """The referent an assistant tool call binds (its result uses it)."""
-    return f"tool_call:{call_id}"
+    return _CALL + call_id
 
 
 def result_referent(call_id: str) -> str:
     """The referent a tool result binds (the calling assistant message uses it)."""
-    return f"tool_result:{call_id}"
+    return _RESULT + call_id
 
 
 class SessionError(ValueError):
@@ -285,20 +288,36 @@ def current_turn(store: MemoryStore) -> list[Block]:
     return []
 
 
+def tool_unit(store: MemoryStore, block_id: str) -> list[str]:
+    """The ids of the tool-call unit holding an active block (just the block if it has none)."""
+    unit, frontier = {block_id}, [block_id]
+    while frontier:
+        for referent in store.get(frontier.pop()).uses:
+            binder = store.binder_of(referent) if referent.startswith((_CALL, _RESULT)) else None
+            if binder is not None and binder not in unit:
+                unit.add(binder)
+                frontier.append(binder)
+    return sorted(unit, key=lambda i: store.get(i).seq)
+
+
 def compact_messages(
     store: MemoryStore, budget: int, *, query: Any = None, live: Iterable[str] = (), **options: Any
 ) -> CompactionReport:
     """``store.compact`` with the newest user turn as live roots and its user message as the query.
 
     System messages are pinned when added, so they are live roots too; ``live`` adds more.
-    ``options`` go to ``MemoryStore.compact`` (``policy``, ``lambda_pi``, ...).
+    A root inside a tool-call unit makes the whole unit a root, so that escalation to a
+    binding table (which replaces pinned non-roots) never splits a unit.  ``options`` go to
+    ``MemoryStore.compact`` (``policy``, ``lambda_pi``, ...).
     """
     turn = current_turn(store)
     if query is None:
         if not turn:
             raise ValueError("query is required: the store has no user message to use as the query")
         query = turn[0].text
-    return store.compact(query, budget, live=[*live, *(b.id for b in turn)], **options)
+    pinned = [b.id for b in store.blocks(embeddings=False) if b.pinned]
+    roots = {member for root in [*live, *(b.id for b in turn), *pinned] for member in tool_unit(store, root)}
+    return store.compact(query, budget, live=sorted(roots), **options)
 
 
 # -- blocks -> messages -------------------------------------------------------------------
