@@ -194,7 +194,8 @@ def evaluate(
     rows: list[dict[str, Any]] = []
     seconds: dict[str, float] = {}
     for name in encoders:
-        path = Path(cache_dir) / f"referents-{name}.npz" if cache_dir is not None else None
+        keep = cache_dir is not None and name != "lexical"  # lexical encoding is cheaper than a file
+        path = Path(cache_dir) / f"referents-{name}.npz" if keep else None
         encoder = CachedEncoder(make_encoder(name), path)
         start = time.perf_counter()
         embeddings = encode_sessions(sessions, encoder)
@@ -315,7 +316,7 @@ def run_referent_suite(
 ) -> dict[str, Any]:
     """Run the suite; write ``referents.json``, ``referents.md`` and ``referents.png`` into ``out_dir``.
 
-    ``cache_dir`` keeps the encodings (``referents-<encoder>.npz``) for later runs.
+    ``cache_dir`` keeps the sentence encodings (``referents-sentence.npz``) for later runs.
     """
     seeds = [int(s) for s in seeds]
     encoders = list(encoders)
