@@ -91,6 +91,8 @@ def test_write_messages_gives_a_valid_message_list(capsys, tmp_path):
     check_messages(messages)
     original = {m["dsgc"]["id"]: {k: v for k, v in m.items() if k != "dsgc"} for _, m in read_jsonl(SAMPLE)}
     assert code == 0 and messages == [original[i] for i in KEPT_60]
+    # byte for byte: the same keys in the same order as the input lines, minus the annotation
+    assert target.read_text().splitlines() == [json.dumps(original[i], ensure_ascii=False) for i in KEPT_60]
 
 
 @pytest.mark.parametrize(

@@ -133,6 +133,7 @@ def test_round_trip_keeps_every_field_and_strips_annotations():
     assert store.get(ids[3]).binds["kyc status"] == "cleared"
     want = [{k: v for k, v in m.items() if k != "dsgc"} for m in messages]
     assert to_messages(store) == want
+    assert [list(m) for m in to_messages(store)] == [list(m) for m in want]  # key order too
 
 
 def test_tool_unit_is_evicted_and_recalled_together():

@@ -87,10 +87,10 @@ class Block:
             self.cost,
             np.ascontiguousarray(self.embedding, dtype="<f8").tobytes(),
             json.dumps(list(self.depends_on)),
-            json.dumps(self.binds, sort_keys=True),
+            json.dumps(self.binds),
             json.dumps(list(self.uses)),
             int(self.pinned),
-            json.dumps(self.meta, sort_keys=True),
+            json.dumps(self.meta),
         )
 
     @classmethod

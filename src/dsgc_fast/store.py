@@ -556,7 +556,7 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     if not isinstance(meta, Mapping):
         raise TypeError(f"meta must be a mapping, got {type(meta).__name__}")
     try:
-        encoded = json.dumps(dict(meta), sort_keys=True, allow_nan=False)
+        encoded = json.dumps(dict(meta), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"meta must be JSON-serializable: {exc}") from None
     return json.loads(encoded)
