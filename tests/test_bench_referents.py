@@ -121,6 +121,8 @@ def test_escalation_happens_only_with_pins_under_the_pinned_budget(lexical_rows)
     tight = [r for r in lexical_rows if r["pins"] and r["budget"] == "0.8 x pinned"]
     assert all(r["escalations"] + r["errors"] == r["sessions"] for r in tight)
     assert all(r["escalations"] > 0 for r in tight)
+    # roots + table <= 0.8 x pinned < roots + the pinned turns the table replaces
+    assert all(r["table_tokens"] < r["tabled_tokens"] for r in tight)
 
 
 def test_eviction_volume_is_consistent(lexical_rows):

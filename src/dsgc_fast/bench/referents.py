@@ -25,7 +25,8 @@ engine raises ``ReferentEvictionError`` counts in ``errors`` and in nothing else
 - needed binding survived = share of sessions whose query's referent still resolves: its
   live binder is kept or the referent is in the binding table;
 - evicted tokens = evicted turns' cost / total cost; evicted turns = mean per session;
-- escalations = sessions where the pinned set did not fit and the binding table replaced it.
+- escalations = sessions where the pinned set did not fit and the binding table replaced it
+  (with the table's cost and the cost of the turns it replaced).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 import dsgc_fast
+from dsgc_fast import Reason
 from dsgc_fast.encoders import ENCODER_NAMES, CachedEncoder, make_encoder
 from dsgc_fast.pins import ReferentIndex
 
@@ -101,6 +103,7 @@ class Tally:
     total_tokens: int = 0
     evicted_turns: int = 0
     table_tokens: int = 0
+    tabled_tokens: int = 0
 
     def row(self) -> dict[str, Any]:
         """The sums plus the rates (None where the denominator is zero)."""
@@ -116,6 +119,7 @@ class Tally:
             "evicted_token_share": ratio(self.evicted_tokens, self.total_tokens),
             "evicted_turns_mean": ratio(self.evicted_turns, ok),
             "table_tokens_mean": ratio(self.table_tokens, self.escalations),
+            "tabled_tokens_mean": ratio(self.tabled_tokens, self.escalations),
         }
 
 
@@ -174,6 +178,7 @@ def run_variant(p: Prepared, embs: np.ndarray, variant: Variant, budget: int, ta
     if table is not None:
         tally.escalations += 1
         tally.table_tokens += table.cost
+        tally.tabled_tokens += int(p.costs[got.reasons == Reason.TABLED].sum())
 
 
 def encode_sessions(sessions: Sequence[Session], encoder: CachedEncoder) -> list[np.ndarray]:
@@ -270,6 +275,15 @@ def markdown(result: dict[str, Any]) -> str:
             f"{_pct(r['needed_rate'])} | {_pct(r['evicted_token_share'])} | "
             f"{r['evicted_turns_mean']:.1f} | {r['escalations']} | {r['errors']} |"
         )
+    escalated = [r for r in rows if r["escalations"]]
+    if escalated:
+        table = sum(r["table_tokens"] for r in escalated) / sum(r["escalations"] for r in escalated)
+        tabled = sum(r["tabled_tokens"] for r in escalated) / sum(r["escalations"] for r in escalated)
+        lines += [
+            "",
+            f"An escalation's binding table costs {table:.1f} tokens on average and stands in for "
+            f"{tabled:.1f} tokens of pinned turns.",
+        ]
     timing = ", ".join(f"{k} {v:.1f} s" for k, v in result["seconds"].items())
     lines += ["", f"Time: {timing}.", "", "![referent sessions](referents.png)", ""]
     return "\n".join(lines)
