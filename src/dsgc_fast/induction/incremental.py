@@ -23,7 +23,7 @@ import numpy as np
 from . import _checks
 from .edges import MAX_FANOUT
 from .referents import DESCRIPTION_WINDOW, ReferentTracker
-from .tokens import identifier_keys
+from .tokens import iter_identifiers
 
 
 def _pairs(pairs: list[tuple[int, int]] | set[tuple[int, int]]) -> np.ndarray:
@@ -80,7 +80,8 @@ class IncrementalInducer:
         j = len(self)
         added: list[tuple[int, int]] = []
         retracted: set[tuple[int, int]] = set()
-        for key in sorted(identifier_keys(text)):
+        occurrences = list(iter_identifiers(text))
+        for key in sorted({o[0] for o in occurrences}):
             state = self._keys.get(key)
             if state is None:
                 self._keys[key] = _Key(introducer=j, dependents=[])
@@ -91,7 +92,7 @@ class IncrementalInducer:
                         added.append((j, state.introducer))
                 else:
                     retracted.update(self._retract_hub(state))
-        binds, uses = self._referents.observe(text)
+        binds, uses = self._referents.observe(text, occurrences)
         self._binds.append(binds)
         self._uses.append(uses)
         return BlockInduction(j, _pairs(added), _pairs(retracted), binds, uses)

@@ -105,8 +105,13 @@ class ReferentTracker:
         self._shape_key: dict[str, list[str]] = defaultdict(list)
         self._position = 0
 
-    def observe(self, text: str) -> tuple[dict[str, str] | None, list[str]]:
-        """``(binds, uses)`` of the next block; updates the tables."""
+    def observe(
+        self, text: str, occurrences: Sequence[tuple[str, str, int, int]] | None = None
+    ) -> tuple[dict[str, str] | None, list[str]]:
+        """``(binds, uses)`` of the next block; updates the tables.
+
+        ``occurrences`` is ``list(iter_identifiers(text))`` when the caller has it already.
+        """
         p = self._position
         self._position += 1
         binds: dict[str, str] = {}
@@ -114,7 +119,7 @@ class ReferentTracker:
         used: set[str] = set()
         mentioned: list[str] = []
         local_nouns: set[str] = set()
-        for key, surface, start, end in iter_identifiers(text):
+        for key, surface, start, end in iter_identifiers(text) if occurrences is None else occurrences:
             head = _head_noun(text, surface, start)
             noun = head.lower() if head else None
             if noun is not None:

@@ -139,6 +139,7 @@ _DIGITS = re.compile(r"\d+")
 _SINGLE_LETTER = re.compile(r"(?<![^\W\d_])[^\W\d_](?![^\W\d_])")
 
 
+@lru_cache(maxsize=1 << 16)
 def shape(key: str) -> str:
     """The skeleton of an identifier key (see the module docstring)."""
     if " " in key:
