@@ -129,7 +129,7 @@ def test_dependency_graph_with_garbage(n, edges):
 
 
 @given(
-    n=st.integers(0, 8),
+    n=st.integers(-3, 8),
     indptr=anything(),
     use_ids=anything(),
     bind_blocks=anything(),

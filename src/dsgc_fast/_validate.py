@@ -102,6 +102,13 @@ def costs(value: Any, n: int) -> np.ndarray:
     return c
 
 
+def block_count(value: Any) -> int:
+    """A number of blocks: a non-negative integer."""
+    if not is_integer_scalar(value) or int(value) < 0:
+        raise ValueError(f"n must be a non-negative integer number of blocks, got {value!r}")
+    return int(value)
+
+
 def edges(value: Any, n: int) -> np.ndarray:
     """An (E, 2) int64 array of (dependent, prerequisite) pairs, every index in [0, n)."""
     if value is None:

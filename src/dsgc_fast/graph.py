@@ -32,6 +32,7 @@ class DependencyGraph:
     @classmethod
     def from_edges(cls, n: int, edges: Any) -> DependencyGraph:
         """Validate an (E, 2) edge list and build both CSR directions."""
+        n = _validate.block_count(n)
         e = _validate.edges(edges, n)
         dependent, prerequisite = e[:, 0].copy(), e[:, 1].copy()
         dep_indptr, dep_indices = build_csr(n, prerequisite, dependent)

@@ -81,6 +81,7 @@ class ReferentIndex:
         in [0, n_referents) (default: one more than the largest id seen).  The caller must
         list each block's referents at most once in ``use_ids`` (duplicates are harmless).
         """
+        n = _validate.block_count(n)
         indptr = _validate.integer_vector("use_indptr", use_indptr, n + 1)
         uses = _validate.integer_vector("use_ids", use_ids)
         if indptr[0] != 0 or (np.diff(indptr) < 0).any() or indptr[-1] != uses.shape[0]:
