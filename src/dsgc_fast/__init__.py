@@ -8,6 +8,7 @@ from dsgc_ref.contract import POLICIES, SELECTIONS, Reason, ReferentEvictionErro
 
 from dsgc_ref.pins import BindingTable
 
+from .batch import BatchRetention, retain_batch
 from .graph import DependencyGraph
 from .pins import ReferentIndex, orphans, pin_closure
 from .retain import Retention, retain
@@ -16,6 +17,7 @@ from .store import MemoryStore
 __all__ = [
     "POLICIES",
     "SELECTIONS",
+    "BatchRetention",
     "BindingTable",
     "DependencyGraph",
     "MemoryStore",
@@ -26,4 +28,5 @@ __all__ = [
     "orphans",
     "pin_closure",
     "retain",
+    "retain_batch",
 ]

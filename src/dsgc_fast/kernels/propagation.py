@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._config import JIT, JIT_PARALLEL
+from .._config import JIT, JIT_PARALLEL, cache_twin
 
 
 def _one_hop_impl(indptr, indices, r, out):
@@ -18,7 +18,7 @@ def _one_hop_impl(indptr, indices, r, out):
 
 
 one_hop = numba.njit(_one_hop_impl, **JIT)
-one_hop_par = numba.njit(_one_hop_impl, **JIT_PARALLEL)
+one_hop_par = numba.njit(cache_twin(_one_hop_impl, "_par"), **JIT_PARALLEL)
 
 
 def _k_hop_impl(indptr, indices, r, hops, decay, n_chunks, out):
@@ -67,4 +67,4 @@ def _k_hop_impl(indptr, indices, r, hops, decay, n_chunks, out):
 
 
 k_hop = numba.njit(_k_hop_impl, **JIT)
-k_hop_par = numba.njit(_k_hop_impl, **JIT_PARALLEL)
+k_hop_par = numba.njit(cache_twin(_k_hop_impl, "_par"), **JIT_PARALLEL)

@@ -12,7 +12,7 @@ import math
 import numba
 import numpy as np
 
-from .._config import JIT, JIT_FAST, JIT_FAST_PARALLEL, JIT_PARALLEL
+from .._config import JIT, JIT_FAST, JIT_FAST_PARALLEL, JIT_PARALLEL, cache_twin
 
 
 #: rows whose dot products are interleaved (independent accumulation chains in flight)
@@ -82,7 +82,7 @@ def _similarity_impl(embs, q, out):
 
 
 similarity = numba.njit(_similarity_impl, **JIT)
-similarity_par = numba.njit(_similarity_impl, **JIT_PARALLEL)
+similarity_par = numba.njit(cache_twin(_similarity_impl, "_par"), **JIT_PARALLEL)
 
 
 def _similarity_fast_impl(embs, q, out):
@@ -100,7 +100,7 @@ def _similarity_fast_impl(embs, q, out):
 
 
 similarity_fast = numba.njit(_similarity_fast_impl, **JIT_FAST)
-similarity_fast_par = numba.njit(_similarity_fast_impl, **JIT_FAST_PARALLEL)
+similarity_fast_par = numba.njit(cache_twin(_similarity_fast_impl, "_par"), **JIT_FAST_PARALLEL)
 
 
 def _softmax_impl(a, tau, out):
@@ -120,7 +120,7 @@ def _softmax_impl(a, tau, out):
 
 
 softmax = numba.njit(_softmax_impl, **JIT)
-softmax_par = numba.njit(_softmax_impl, **JIT_PARALLEL)
+softmax_par = numba.njit(cache_twin(_softmax_impl, "_par"), **JIT_PARALLEL)
 
 
 def _accumulate_impl(acc, w, x):
@@ -130,7 +130,7 @@ def _accumulate_impl(acc, w, x):
 
 
 accumulate = numba.njit(_accumulate_impl, **JIT)
-accumulate_par = numba.njit(_accumulate_impl, **JIT_PARALLEL)
+accumulate_par = numba.njit(cache_twin(_accumulate_impl, "_par"), **JIT_PARALLEL)
 
 
 def _combine_impl(r, pi, costs, lambda_pi, density_exponent, out):
@@ -144,4 +144,4 @@ def _combine_impl(r, pi, costs, lambda_pi, density_exponent, out):
 
 
 combine = numba.njit(_combine_impl, **JIT)
-combine_par = numba.njit(_combine_impl, **JIT_PARALLEL)
+combine_par = numba.njit(cache_twin(_combine_impl, "_par"), **JIT_PARALLEL)

@@ -1,0 +1,199 @@
+"""``retain_batch``: many independent stores in one call, each decided exactly as ``retain``.
+
+The stores are laid end to end (the ragged layout): store s owns rows
+``offsets[s]:offsets[s+1]`` of ``block_embs`` and ``costs``, and, when ``edges`` is given,
+the pairs ``edges[edge_offsets[s]:edge_offsets[s+1]]`` in indices local to the store.  One
+query per store (``query_embs`` (S, d)) or one shared query ((d,)).  All validation runs
+once, vectorized; the stores are then scored, ranked and selected in parallel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dsgc_ref.contract import Reason, check_budget, check_parameters
+
+from . import _validate
+from ._config import PARALLEL_MIN_N
+from .kernels import batch as kernels
+from .retain import Retention, _pick, check_mode, kept_reasons
+
+
+@dataclass
+class BatchRetention:
+    """What ``retain_batch`` decided, flat over all stores (store s is ``offsets[s]:offsets[s+1]``).
+
+    ``mask``, ``scores``, ``relevance``, ``propagated``, ``similarity`` and ``reasons`` are
+    per block as in ``Retention``; ``rank`` holds each store's ranking in local indices;
+    ``used`` and ``budgets`` are per store.  ``result[s]`` is store s as a ``Retention``
+    (identical to ``retain`` on that store); ``retained`` are the kept global row indices.
+    """
+
+    offsets: np.ndarray
+    mask: np.ndarray
+    rank: np.ndarray
+    scores: np.ndarray
+    relevance: np.ndarray
+    propagated: np.ndarray
+    similarity: np.ndarray
+    reasons: np.ndarray
+    used: np.ndarray
+    budgets: np.ndarray
+    policy: str
+    selection: str
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0] - 1)
+
+    @property
+    def retained(self) -> np.ndarray:
+        """Sorted global row indices kept, over all stores."""
+        return np.flatnonzero(self.mask)
+
+    def __getitem__(self, s: int) -> Retention:
+        if not -len(self) <= s < len(self):
+            raise IndexError(f"store {s} out of range for {len(self)} stores")
+        s %= len(self)
+        lo, hi = int(self.offsets[s]), int(self.offsets[s + 1])
+        mask = self.mask[lo:hi]
+        return Retention(
+            retained=np.flatnonzero(mask),
+            mask=mask,
+            rank=self.rank[lo:hi],
+            scores=self.scores[lo:hi],
+            relevance=self.relevance[lo:hi],
+            propagated=self.propagated[lo:hi],
+            similarity=self.similarity[lo:hi],
+            reasons=self.reasons[lo:hi],
+            used=int(self.used[s]),
+            budget=int(self.budgets[s]),
+            policy=self.policy,
+            selection=self.selection,
+        )
+
+
+def _offsets(name: str, value: Any, total: int) -> np.ndarray:
+    """S + 1 int64 boundaries: starting at 0, never decreasing, ending at ``total``."""
+    off = _validate.integer_vector(name, value)
+    if off.shape[0] == 0 or off[0] != 0 or off[-1] != total or (np.diff(off) < 0).any():
+        raise ValueError(f"{name} must start at 0, never decrease and end at {total}")
+    return off
+
+
+def _budgets(value: Any, n_stores: int) -> np.ndarray:
+    """One non-negative int64 budget per store (a scalar is shared by every store)."""
+    if np.ndim(value) == 0:
+        budget = check_budget(value)
+        return np.full(n_stores, min(budget, np.iinfo(np.int64).max), dtype=np.int64)
+    b = _validate.integer_vector("budgets", value, n_stores)
+    if b.size and b.min() < 0:
+        raise ValueError(f"budgets must be >= 0, got {int(b.min())} for store {int(np.argmin(b))}")
+    return b
+
+
+def _local_edges(edges: Any, edge_offsets: Any, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dependent, prerequisite, edge_offsets) with every index inside its own store."""
+    n_stores = offsets.shape[0] - 1
+    if edges is None:
+        if edge_offsets is not None:
+            raise ValueError("edge_offsets is given but edges is None")
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, np.zeros(n_stores + 1, dtype=np.int64)
+    if edge_offsets is None:
+        raise ValueError("edges needs edge_offsets (S + 1 boundaries, one segment per store)")
+    e = _validate.edges(edges, int(offsets[-1]))
+    e_off = _offsets("edge_offsets", edge_offsets, e.shape[0])
+    if e_off.shape[0] != n_stores + 1:
+        raise ValueError(f"edge_offsets has {e_off.shape[0]} entries, expected {n_stores + 1} (stores + 1)")
+    sizes = np.repeat(np.diff(offsets), np.diff(e_off))
+    bad = np.flatnonzero((e[:, 0] >= sizes) | (e[:, 1] >= sizes))
+    if bad.size:
+        k = int(bad[0])
+        store = int(np.searchsorted(e_off, k, side="right") - 1)
+        raise ValueError(f"edges[{k}] = {e[k].tolist()} is out of range for store {store} ({int(sizes[k])} blocks)")
+    return np.ascontiguousarray(e[:, 0]), np.ascontiguousarray(e[:, 1]), e_off
+
+
+def retain_batch(
+    query_embs: Any,
+    block_embs: Any,
+    offsets: Any,
+    costs: Any,
+    budgets: Any,
+    *,
+    edges: Any = None,
+    edge_offsets: Any = None,
+    policy: str = "dsgc",
+    lambda_pi: float = 1.0,
+    tau: float = 0.25,
+    hops: int = 1,
+    decay: float = 0.5,
+    density_exponent: float = 0.0,
+    selection: str = "first_fit",
+    mode: str = "exact",
+) -> BatchRetention:
+    """``retain`` on every store of a ragged batch, in parallel over stores.
+
+    ``query_embs`` (S, d) (one query per store) or (d,) (shared); ``block_embs`` (N, d) all
+    stores' rows end to end; ``offsets`` S + 1 boundaries; ``costs`` N; ``budgets`` one per
+    store or a shared scalar; ``edges`` (E, 2) (dependent, prerequisite) pairs local to each
+    store with ``edge_offsets`` (S + 1 boundaries).  The parameters mean what they mean in
+    ``retain`` (input order is the tie order; one query per store).  Store s of the result
+    equals ``retain(query_embs[s], block_embs[lo:hi], costs[lo:hi], budgets[s],
+    edges=edges[e_lo:e_hi], ...)`` bit for bit (``mode="exact"``).
+    """
+    policy, selection, lambda_pi, tau, hops, decay, density_exponent = check_parameters(
+        policy=policy,
+        selection=selection,
+        lambda_pi=lambda_pi,
+        tau=tau,
+        hops=hops,
+        decay=decay,
+        density_exponent=density_exponent,
+    )
+    mode = check_mode(mode)
+    no_stores = np.ndim(query_embs) == 2 and np.shape(query_embs)[0] == 0
+    queries = np.empty((0, np.shape(query_embs)[1])) if no_stores else _validate.query(query_embs)
+    embs = _validate.embeddings("block_embs", block_embs, queries.shape[1])
+    n = embs.shape[0]
+    off = _offsets("offsets", offsets, n)
+    n_stores = off.shape[0] - 1
+    if np.ndim(query_embs) == 1:
+        query_of = np.zeros(n_stores, dtype=np.int64)
+    elif queries.shape[0] == n_stores:
+        query_of = np.arange(n_stores, dtype=np.int64)
+    else:
+        raise ValueError(f"query_embs has {queries.shape[0]} rows, expected {n_stores} (one per store) or a (d,) vector")
+    cost = _validate.costs(costs, n)
+    budget = _budgets(budgets, n_stores)
+    dependent, prerequisite, e_off = _local_edges(edges, edge_offsets, off)
+
+    lam = 0.0 if policy == "no_graph" else lambda_pi
+    rule = {"similarity": kernels.SIMILARITY, "recency": kernels.RECENCY}.get(policy, kernels.WEIGHTED)
+    sim, rel, pi, scores = (np.empty(n, dtype=np.float64) for _ in range(4))
+    ranking = np.empty(n, dtype=np.int64)
+    _pick(n, kernels.score_stores, kernels.score_stores_par)(
+        embs, queries, query_of, off, cost, dependent, prerequisite, e_off,
+        tau, lam, density_exponent, hops, decay, rule, mode == "fast",
+        sim, rel, pi, scores, ranking,
+    )  # fmt: skip
+    if n and not np.isfinite(sim).all():
+        row = int(np.flatnonzero(~np.isfinite(sim))[0])
+        if not np.isfinite(embs[row]).all():
+            raise ValueError(f"block_embs contains NaN or inf (row {row})")
+        raise ValueError("query_embs . block_embs overflows float64; rescale the embeddings")
+
+    csum = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(cost, out=csum[1:])
+    effective = np.minimum(budget, csum[off[1:]] - csum[off[:-1]])
+    mask = np.zeros(n, dtype=np.bool_)
+    reasons = np.empty(n, dtype=np.int8)
+    used = np.zeros(n_stores, dtype=np.int64)
+    _pick(n, kernels.select_stores, kernels.select_stores_par)(
+        ranking, cost, off, effective, selection == "prefix", kept_reasons(policy, rel, pi, lam),
+        np.int8(Reason.SKIPPED_NO_FIT), np.int8(Reason.EVICTED_CUTOFF), mask, reasons, used,
+    )  # fmt: skip
+    return BatchRetention(off, mask, ranking, scores, rel, pi, sim, reasons, used, budget, policy, selection)
