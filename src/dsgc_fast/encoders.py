@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -122,10 +123,11 @@ class SentenceEncoder:
     name = "sentence"
     dim = SENTENCE_DIM
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 64, progress: bool = False) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         self.batch_size = batch_size
+        self.progress = progress
         self._model: Any = None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -136,25 +138,26 @@ class SentenceEncoder:
         if self._model is None:
             self._model = _sentence_model()
         raw = self._model.encode(
-            texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+            texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=self.progress
         ).astype(np.float64)
         return raw / np.linalg.norm(raw, axis=1, keepdims=True)
 
 
-def make_encoder(name: str) -> Encoder:
-    """The encoder called ``name`` (``"lexical"`` or ``"sentence"``)."""
+def make_encoder(name: str, *, progress: bool = False) -> Encoder:
+    """The encoder called ``name`` (``"lexical"`` or ``"sentence"``; ``progress`` shows batches)."""
     if name == "lexical":
         return LexicalEncoder()
     if name == "sentence":
-        return SentenceEncoder()
+        return SentenceEncoder(progress=progress)
     raise ValueError(f"encoder must be one of {ENCODER_NAMES}, got {name!r}")
 
 
 class CachedEncoder:
     """Memoizes an encoder per text; with ``path``, persists the memo as an ``.npz`` file.
 
-    ``encode`` computes only the texts it has not seen (distinct, in first-seen order, in one
-    call to the wrapped encoder) and returns rows from the memo.  ``save`` writes the memo
+    ``encode`` (and ``prepare``, which only fills the memo) computes the texts not seen yet
+    (distinct, in first-seen order, in one call to the wrapped encoder); rows come from the
+    memo.  ``save`` writes the memo
     atomically; a file written for another encoder or dimension is ignored on load.
     """
 
@@ -165,6 +168,8 @@ class CachedEncoder:
         self.path = Path(path) if path is not None else None
         self._rows: dict[str, np.ndarray] = {}
         self._dirty = False
+        #: wall-clock seconds spent inside the wrapped encoder
+        self.seconds = 0.0
         if self.path is not None and self.path.exists():
             self._load(self.path)
 
@@ -182,14 +187,21 @@ class CachedEncoder:
         """Distinct texts (first-seen order) not yet encoded."""
         return [t for t in dict.fromkeys(texts) if t not in self._rows]
 
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Encode, in one call to the wrapped encoder, the texts not seen before."""
+        new = self.missing(_check_texts(texts))
+        if new:
+            started = time.perf_counter()
+            rows = self.encoder.encode(new)
+            self.seconds += time.perf_counter() - started
+            for text, row in zip(new, rows):
+                self._rows[text] = row
+            self._dirty = True
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float64, encoding only texts not seen before."""
         texts = _check_texts(texts)
-        new = self.missing(texts)
-        if new:
-            for text, row in zip(new, self.encoder.encode(new)):
-                self._rows[text] = row
-            self._dirty = True
+        self.prepare(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float64)
         for k, text in enumerate(texts):
             out[k] = self._rows[text]

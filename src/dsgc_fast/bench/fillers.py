@@ -1,9 +1,11 @@
 """The neutral background corpus the generator draws filler blocks from.
 
-Fillers are short notes about disjoint teams, errands and schedules: they contain neither a
-template's answer relation nor its decisive vocabulary (``tests/test_bench_scenarios.py``
-checks this against every template).  They do contain ordinary function words ("the", "a",
-"to"), as real notes do, so under the lexical encoder some fillers overlap a query weakly.
+Fillers are short office and operations notes about disjoint teams, errands and schedules
+(half the subjects and events are engineering operations, so that under the sentence encoder
+some fillers sit near the targets' technical blocks).  They contain neither a template's
+answer relation nor its decisive vocabulary (``tests/test_bench_scenarios.py`` checks this
+against every template), but they do contain ordinary function words ("the", "a", "to"), as
+real notes do, so under the lexical encoder some fillers overlap a query weakly.
 
 The corpus is the full product ``SUBJECTS x EVENTS x TIMES`` (24 x 25 x 20 = 12,000
 distinct sentences) in product order, fixed for every seed; a scenario samples its fillers
@@ -29,18 +31,18 @@ SUBJECTS: tuple[str, ...] = (
     "The reception staff",
     "The mobile squad",
     "The legal clinic",
-    "The travel desk",
-    "The photography club",
-    "The choir",
-    "The garden volunteers",
-    "The chess club",
-    "The wellness group",
-    "The translation team",
-    "The onboarding buddies",
-    "The book club",
-    "The parking office",
-    "The events committee",
-    "The sustainability circle",
+    "The platform on-call",
+    "The database squad",
+    "The network crew",
+    "The release desk",
+    "The security rota",
+    "The build team",
+    "The search team",
+    "The web operations group",
+    "The identity team",
+    "The data platform crew",
+    "The support engineers",
+    "The infrastructure guild",
 )
 
 EVENTS: tuple[str, ...] = (
@@ -49,26 +51,26 @@ EVENTS: tuple[str, ...] = (
     "ordered new standing desks",
     "hosted a lunch talk",
     "rearranged the meeting rooms",
-    "planned a river walk",
-    "tested the fire alarm",
-    "watered the hallway plants",
-    "refreshed the welcome posters",
-    "booked the rooftop terrace",
-    "swapped the coffee beans",
-    "cleaned the shared fridge",
-    "printed the seating chart",
-    "collected old umbrellas",
+    "drained a message queue",
+    "rerouted the status webhooks",
+    "rolled out a logging agent",
+    "muted a noisy pager alert",
+    "reindexed the metrics store",
     "updated the holiday calendar",
-    "replaced the whiteboard markers",
     "organized a quiz night",
-    "fixed the squeaky door",
-    "tidied the supply closet",
-    "shared a recipe list",
-    "polished the trophy shelf",
-    "restocked the tea corner",
-    "sorted the lost and found",
-    "framed the group photo",
-    "labelled the bike racks",
+    "rotated the signing keys",
+    "patched the staging cluster",
+    "renamed the build pipeline",
+    "archived old log shards",
+    "rebooted the print server",
+    "upgraded the wiki engine",
+    "migrated the chat bots",
+    "reviewed the firewall rules",
+    "cleared the build cache",
+    "resized the test runners",
+    "tuned the search index",
+    "replaced a failing disk",
+    "renewed the domain certificates",
 )
 
 TIMES: tuple[str, ...] = (
@@ -95,7 +97,14 @@ TIMES: tuple[str, ...] = (
 )
 
 
+def note_number(k: int) -> int:
+    """The five-digit note number of corpus entry ``k``: 10000 + 7919 k mod 90000 (distinct for k < 90000)."""
+    return 10000 + (7919 * k) % 90000
+
+
 @functools.lru_cache(maxsize=1)
 def corpus() -> tuple[str, ...]:
-    """All 12,000 filler sentences ("<subject> <event> <time>."), in product order."""
-    return tuple(f"{s} {e} {t}." for s, e, t in itertools.product(SUBJECTS, EVENTS, TIMES))
+    """All 12,000 filler sentences ("<subject> <event> <time> (#<note>)."), in product order."""
+    return tuple(
+        f"{s} {e} {t} (#{note_number(k)})." for k, (s, e, t) in enumerate(itertools.product(SUBJECTS, EVENTS, TIMES))
+    )

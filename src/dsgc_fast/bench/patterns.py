@@ -18,13 +18,15 @@ class Pattern:
 
     def __init__(self, template: str) -> None:
         self.template = template
-        self.slots: tuple[str, ...] = tuple(
-            name for _, name, _, _ in string.Formatter().parse(template) if name is not None
-        )
+        parsed = list(string.Formatter().parse(template))
+        self.slots: tuple[str, ...] = tuple(name for _, name, _, _ in parsed if name is not None)
         if not self.slots:
             raise ValueError(f"pattern {template!r} has no slots")
         if len(set(self.slots)) != len(self.slots):
             raise ValueError(f"pattern {template!r} repeats a slot")
+        self._regex = re.compile(
+            "".join(re.escape(lit) + (rf"(?P<{name}>[\w-]+)" if name is not None else "") for lit, name, _, _ in parsed)
+        )
 
     def render(self, **values: str) -> str:
         """The sentence with every slot filled."""
@@ -35,13 +37,10 @@ class Pattern:
 
     def read(self, text: str, **known: str) -> dict[str, str] | None:
         """Slot values if ``text`` is this sentence with the ``known`` slots as given, else None."""
-        parts = []
-        for literal, name, _, _ in string.Formatter().parse(self.template):
-            parts.append(re.escape(literal))
-            if name is not None:
-                value = known.get(name)
-                parts.append(re.escape(value) if value is not None else rf"(?P<{name}>[\w-]+)")
-        match = re.fullmatch("".join(parts), text)
+        match = self._regex.fullmatch(text)
         if match is None:
             return None
-        return {**{k: v for k, v in known.items() if k in self.slots}, **match.groupdict()}
+        values = match.groupdict()
+        if any(values[k] != v for k, v in known.items() if k in values):
+            return None
+        return values

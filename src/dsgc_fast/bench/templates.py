@@ -59,7 +59,7 @@ class Template:
             found = {tuple(sorted(m.items())) for t in texts if (m := pattern.read(t, **bound)) is not None}
             if len(found) != 1:
                 return None
-            bound = dict(found.pop())
+            bound = {**bound, **dict(found.pop())}
         return self.verdict(bound)
 
 
@@ -81,8 +81,8 @@ EXPENSE = Template(
     regime="control",
     query=Pattern("Is a {amount} dollar expense for project {project} allowed?"),
     chain=(
-        Pattern("Project {project} has {budget} dollars of budget left."),
-        Pattern("Project {project} allows any expense up to {threshold} dollars."),
+        Pattern("Each expense for project {project} is drawn from a {budget} dollar budget."),
+        Pattern("An expense for project {project} is allowed up to {threshold} dollar."),
     ),
     pools={
         "project": ("Falcon", "Heron", "Lynx", "Otter", "Puma", "Wren", "Ibis", "Koala"),
@@ -99,17 +99,17 @@ EXPENSE = Template(
             "The dollar exchange rate is updated daily.",
         ),
         "medium": (
-            "Project {other_project} allows any expense up to {other_threshold} dollars.",
-            "Project {other_project} has {other_budget} dollars of budget left.",
-            "Is a dollar expense for a team lunch allowed on project cards?",
-            "Any expense for project travel above the limit needs a second signature.",
-            "Project {other_project} is allowed an expense review every quarter.",
+            "Project {other_project} reviews each expense above a fixed amount.",
+            "Dollar figures in project {other_project} expense reports are audited.",
+            "Is the taxi expense for project {other_project} allowed?",
+            "Project {other_project} caps every single expense at {other_threshold} dollar.",
+            "Expense claims for project {other_project} are allowed monthly.",
         ),
         "hard": (
             "Project {project} asked whether a {other_amount} dollar expense is allowed.",
             "Project {project} logged a {other_amount} dollar expense for travel.",
-            "Project {other_project} allows any expense up to {threshold} dollars.",
-            "Project {other_project} has {budget} dollars of budget left.",
+            "An expense for project {other_project} is allowed up to {threshold} dollar.",
+            "Each expense for project {other_project} is drawn from a {budget} dollar budget.",
             "Is a {amount} dollar expense allowed for project {other_project}?",
         ),
     },
@@ -163,7 +163,7 @@ ROLE = Template(
     query=Pattern("May {user} delete the production backup?"),
     chain=(
         Pattern("{user} is assigned to the {bundle} backup bundle."),
-        Pattern("Bundle {bundle} maps to clearance {tier}."),
+        Pattern("Bundle {bundle} grants clearance {tier} across every storage cluster."),
         Pattern("Clearance {tier} {permission} delete the production backup."),
     ),
     pools={
@@ -180,9 +180,9 @@ ROLE = Template(
             "Nobody may park in the loading bay.",
         ),
         "medium": (
-            "Requests to delete the production backup are logged for audit.",
-            "The production backup is verified nightly before anyone may delete it.",
-            "Only the storage team can delete the production backup on weekends.",
+            "Requests to delete the production backup are logged.",
+            "Nobody should delete the production backup at night.",
+            "Only storage staff delete the production backup.",
             "Deleting the production backup requires a ticket from {other_user}.",
         ),
         "hard": (
@@ -201,8 +201,8 @@ PROFILE = Template(
     regime="target",
     query=Pattern("May {service} send telemetry directly to the collector?"),
     chain=(
-        Pattern("{service} holds route ticket {ticket}."),
-        Pattern("Route ticket {ticket} selects relay profile {profile}."),
+        Pattern("{service} has held route ticket {ticket} since its spring platform migration."),
+        Pattern("Route ticket {ticket} selects relay profile {profile} for outbound streams."),
         Pattern("Relay profile {profile} {permission} send telemetry directly to the collector."),
     ),
     pools={
@@ -219,10 +219,10 @@ PROFILE = Template(
             "Nobody may send parcels from the mailroom after six.",
         ),
         "medium": (
-            "Telemetry sent directly to the collector is sampled at ten percent.",
-            "The collector accepts telemetry sent directly from approved agents.",
-            "Sending telemetry directly to the collector bypasses the regional buffer.",
-            "Agents may send telemetry to the collector through the gateway.",
+            "Telemetry sent directly to the collector is sampled.",
+            "The collector accepts telemetry sent directly from agents.",
+            "Sending telemetry directly to the collector skips buffering.",
+            "Agents may send telemetry to the collector via gateways.",
         ),
         "hard": (
             "{service} tried to send telemetry directly to the collector.",

@@ -1,0 +1,317 @@
+"""Suite summaries: aggregated cells, suite-specific analyses and checked predictions.
+
+``summarize`` turns a suite's raw records into a JSON-ready summary:
+``cells`` (mean / std per grid cell), ``analysis`` (per suite, below) and ``checks``: each
+claim of the issue or prediction of the paper, the measured value and whether our data
+supports it (``passed`` is None when the suite did not run what the claim needs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import diagnostics, paper
+from .metrics import Record, aggregate, group, paired
+from .suites import KHOP_METHODS, LAMBDAS, MULTIPLIERS, NOISE_KINDS, NOISE_RATES, SIZES, Suite
+from .templates import CONTROLS, TARGETS
+
+Cell = dict[str, Any]
+
+
+def value(cells: Sequence[Cell], metric: str = "full_chain", **match: Any) -> float | None:
+    """The ``metric`` of the one cell matching ``match`` (None if absent)."""
+    hits = [c for c in cells if all(c.get(k) == v for k, v in match.items())]
+    return hits[0][metric] if len(hits) == 1 else None
+
+
+def check(claim: str, measured: str, passed: bool | None) -> dict[str, Any]:
+    return {"claim": claim, "measured": measured, "passed": passed}
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def trace_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """One row per failing run: where it happened plus its diagnostic trace."""
+    keep = ("encoder", "template", "method", "seed", "total_blocks", "multiplier", "lambda_pi")
+    return [{**{k: r[k] for k in keep}, **r["trace"]} for r in records if r["trace"] is not None]
+
+
+def class_counts(records: Sequence[Record], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Failing runs per failure class (``diagnostics.CLASSES``) for each ``keys`` group."""
+    rows = []
+    for key, runs in group([r for r in records if r["trace"] is not None], keys).items():
+        counts = {c: sum(r["trace"]["class"] == c for r in runs) for c in diagnostics.CLASSES}
+        rows.append({**dict(zip(keys, key)), "failures": len(runs), **counts})
+    return rows
+
+
+def _regime_cells(records: Sequence[Record]) -> list[Cell]:
+    return aggregate(records, ("encoder", "regime", "method"))
+
+
+def _main(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    regime = _regime_cells(records)
+    same = {}
+    for enc, runs in group(records, ("encoder",)).items():
+        pairs = paired(runs, ("template",), "method", "similarity", "no_graph")
+        same[enc[0]] = {"pairs": len(pairs), "identical": sum(a["retained"] == b["retained"] for a, b in pairs)}
+    checks = []
+    for enc in ("lexical", "sentence"):
+        ctrl = [c for c in cells if c["encoder"] == enc and c["template"] in CONTROLS]
+        if ctrl:
+            low = min(c["full_chain"] for c in ctrl)
+            checks.append(check(f"controls >= 0.95 for every policy ({enc})", f"lowest cell {low:.2f}", low >= 0.95))
+        if enc in same:
+            s = same[enc]
+            checks.append(
+                check(
+                    f"no-graph identical to similarity-only run by run ({enc})",
+                    f"{s['identical']}/{s['pairs']} runs keep the same blocks",
+                    s["pairs"] > 0 and s["identical"] == s["pairs"],
+                )
+            )
+    for enc, method, op, bound in (
+        ("lexical", "similarity", "<=", 0.35),
+        ("lexical", "dsgc", ">=", 0.85),
+        ("sentence", "dsgc", ">=", 0.95),
+    ):
+        got = value(regime, encoder=enc, regime="target", method=method)
+        ok = None if got is None else (got <= bound if op == "<=" else got >= bound)
+        checks.append(check(f"targets, {method} {op} {bound} ({enc})", _fmt(got), ok))
+    analysis = {
+        "regime_cells": regime,
+        "no_graph_vs_similarity": same,
+        "traces": trace_rows(records),
+        "class_counts": class_counts(records, ("encoder", "regime", "method")),
+    }
+    return analysis, checks
+
+
+def _lambda(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    checks = []
+    for enc in ("lexical", "sentence"):
+        for t in TARGETS:
+            sim = value(cells, encoder=enc, template=t, method="similarity")
+            ours = [value(cells, encoder=enc, template=t, method="dsgc", lambda_pi=lam) for lam in LAMBDAS]
+            if sim is None or None in ours:
+                continue
+            checks.append(
+                check(
+                    f"{t} ({enc}): DSGC beats similarity-only at every lambda_pi",
+                    f"sim {sim:.2f}; DSGC " + " / ".join(f"{x:.2f}" for x in ours),
+                    all(x > sim for x in ours),
+                )
+            )
+    lex = [value(cells, encoder="lexical", template="profile", method="dsgc", lambda_pi=lam) for lam in LAMBDAS]
+    if None not in lex:
+        checks.append(
+            check(
+                "profile (lexical) does not decrease as lambda_pi grows (paper: 0.67 -> 0.80 -> 0.87)",
+                " -> ".join(f"{x:.2f}" for x in lex),
+                lex[0] <= lex[1] <= lex[2],
+            )
+        )
+    return {"class_counts": class_counts(records, ("encoder", "method", "lambda_pi"))}, checks
+
+
+def _budget(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    checks = []
+    for enc in ("lexical", "sentence"):
+        gaps = {}
+        for m in MULTIPLIERS:
+            d = [value(cells, encoder=enc, template=t, method="dsgc", multiplier=m) for t in TARGETS]
+            s = [value(cells, encoder=enc, template=t, method="similarity", multiplier=m) for t in TARGETS]
+            if None not in d + s:
+                gaps[m] = sum(d) / len(d) - sum(s) / len(s)
+        if {1.0, 2.0, 5.0} <= set(gaps):
+            checks.append(
+                check(
+                    f"targets ({enc}): the DSGC - similarity gap at M=2 exceeds the gaps at M=1 and M=5",
+                    ", ".join(f"M={m:g}: {g:+.2f}" for m, g in gaps.items()),
+                    gaps[2.0] > gaps[1.0] and gaps[2.0] > gaps[5.0],
+                )
+            )
+    rec = [r for r in records if r["method"] == "recency" and r["multiplier"] == 2.0 and r["encoder"] == "lexical"]
+    if rec:
+        mean = sum(r["full_chain"] for r in rec) / len(rec)
+        checks.append(
+            check(
+                f"recency keeps the full chain rarely (paper: {paper.RECENCY_ALL_TEMPLATES:.2f}, lexical, M=2, all templates)",
+                f"{mean:.2f}",
+                mean <= 0.25,
+            )
+        )
+    return {}, checks
+
+
+def _scaling(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    checks = []
+    for t in TARGETS:
+        a = value(cells, encoder="lexical", template=t, method="dsgc", total_blocks=20)
+        b = value(cells, encoder="lexical", template=t, method="dsgc", total_blocks=50)
+        if a is not None and b is not None:
+            p20, p50 = paper.TABLE6[("lexical", t, 20)][0], paper.TABLE6[("lexical", t, 50)][0]
+            checks.append(
+                check(
+                    f"{t} (lexical): DSGC degrades from 20 to 50 blocks (paper {p20:.2f} -> {p50:.2f})",
+                    f"{a:.2f} -> {b:.2f}",
+                    b < a,
+                )
+            )
+        s = value(cells, encoder="sentence", template=t, method="dsgc", total_blocks=50)
+        if s is not None:
+            checks.append(check(f"{t} (sentence): DSGC stays saturated at 50 blocks (paper 1.00)", f"{s:.2f}", s >= 0.95))
+    for enc in ("lexical", "sentence"):
+        largest = max(SIZES)
+        for m in ("dsgc_k2", "dsgc_norm"):
+            one = [value(cells, encoder=enc, template=t, method="dsgc", total_blocks=largest) for t in TARGETS]
+            fix = [value(cells, encoder=enc, template=t, method=m, total_blocks=largest) for t in TARGETS]
+            if None in one + fix:
+                continue
+            checks.append(
+                check(
+                    f"targets ({enc}, {largest:,} blocks): {m} repairs the one-hop rule's degradation",
+                    "one hop " + " / ".join(f"{x:.2f}" for x in one) + f"; {m} " + " / ".join(f"{x:.2f}" for x in fix),
+                    all(f >= max(o, 0.85) for f, o in zip(fix, one)),
+                )
+            )
+    return {"class_counts": class_counts(records, ("encoder", "method", "total_blocks"))}, checks
+
+
+def transitions(records: Sequence[Record], base: str, other: str) -> list[dict[str, Any]]:
+    """Run by run, per (encoder, template, blocks): seeds ``other`` recovers and newly loses vs ``base``."""
+    rows = []
+    for key, runs in group(records, ("encoder", "template", "total_blocks")).items():
+        pairs = paired(runs, (), "method", base, other)
+        rows.append(
+            {
+                **dict(zip(("encoder", "template", "total_blocks"), key)),
+                "method": other,
+                "base_failures": sorted(a["seed"] for a, _ in pairs if not a["full_chain"]),
+                "recovered": sorted(a["seed"] for a, b in pairs if not a["full_chain"] and b["full_chain"]),
+                "new_failures": sorted(a["seed"] for a, b in pairs if a["full_chain"] and not b["full_chain"]),
+            }
+        )
+    return rows
+
+
+def _khop(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    rows = [row for m in KHOP_METHODS[1:] for row in transitions(records, KHOP_METHODS[0], m)]
+    checks = []
+    for enc in ("lexical", "sentence"):
+        at20 = [r for r in rows if r["encoder"] == enc and r["total_blocks"] == 20]
+        if not at20:
+            continue
+        for m in KHOP_METHODS[1:]:
+            mine = [r for r in at20 if r["method"] == m]
+            failures = sum(len(r["base_failures"]) for r in mine)
+            recovered = sum(len(r["recovered"]) for r in mine)
+            new = sum(len(r["new_failures"]) for r in mine if r["template"] != "profile")
+            checks.append(
+                check(
+                    f"{m} ({enc}, 20 blocks) recovers every one-hop failure without new failures on controls or role",
+                    f"recovered {recovered}/{failures}; new failures elsewhere {new}",
+                    recovered == failures and new == 0,
+                )
+            )
+    analysis = {"transitions": rows, "class_counts": class_counts(records, ("encoder", "method", "total_blocks"))}
+    return analysis, checks
+
+
+def _lifted_by_spurious(r: Record) -> bool:
+    """A failing run in which a block lifted by a spurious edge took budget ahead of a displaced chain block."""
+    lifted = {i for _, i in r.get("edges_added", [])}
+    return r["trace"] is not None and any(lifted.intersection(d["ahead"]) for d in r["trace"]["displaced"])
+
+
+def _graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    effects = []
+    for key, runs in group([r for r in records if r["noise"] != "none"], ("encoder", "template", "noise", "noise_rate")).items():
+        enc, t = key[0], key[1]
+        clean = value(cells, encoder=enc, template=t, method="dsgc", noise="none")
+        mean = sum(r["full_chain"] for r in runs) / len(runs)
+        effects.append(
+            {
+                **dict(zip(("encoder", "template", "noise", "noise_rate"), key)),
+                "loss": None if clean is None else clean - mean,
+                "failures_lifted_by_spurious_edge": sum(_lifted_by_spurious(r) for r in runs),
+            }
+        )
+    checks = []
+    for enc in ("lexical", "sentence"):
+        drop = [c for c in cells if c["encoder"] == enc and c["noise"] == "drop"]
+        floor = {t: value(cells, encoder=enc, template=t, method="similarity", noise="none") for t in (*CONTROLS, *TARGETS)}
+        if drop and None not in floor.values():
+            worst = min(c["full_chain"] - floor[c["template"]] for c in drop)
+            checks.append(
+                check(
+                    f"missing edges only fall back towards similarity-only ({enc}): DSGC with dropped edges never below it",
+                    f"smallest margin over similarity-only {worst:+.2f}",
+                    worst >= 0,
+                )
+            )
+        for kind in NOISE_KINDS[1:]:
+            mine = [e for e in effects if e["encoder"] == enc and e["noise"] == kind]
+            ctrl_loss = [e["loss"] for e in mine if e["template"] in CONTROLS and e["loss"] is not None]
+            lifted = sum(e["failures_lifted_by_spurious_edge"] for e in mine)
+            drop_ctrl = [e["loss"] for e in effects if e["encoder"] == enc and e["noise"] == "drop" and e["template"] in CONTROLS]
+            if not mine or not drop_ctrl:
+                continue
+            checks.append(
+                check(
+                    f"asymmetry ({enc}, {kind}): spurious edges displace chain blocks where missing edges cannot",
+                    f"control loss: drop max {max(drop_ctrl):+.2f}, {kind} max {max(ctrl_loss):+.2f}; "
+                    f"failures whose competitor a spurious edge lifted: {lifted}",
+                    lifted > 0 and max(ctrl_loss) > max(drop_ctrl),
+                )
+            )
+    return {"effects": effects, "rates": list(NOISE_RATES)}, checks
+
+
+def _honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    checks = []
+    for enc in ("lexical", "sentence"):
+        sims = {
+            h: [value(cells, encoder=enc, template=t, method="similarity", honeypot=h) for t in (*CONTROLS, *TARGETS)]
+            for h in ("easy", "medium", "hard")
+        }
+        if any(None in v for v in sims.values()):
+            continue
+        mean = {h: sum(v) / len(v) for h, v in sims.items()}
+        checks.append(
+            check(
+                f"similarity-only suffers more as honeypots get stronger ({enc}, all templates)",
+                " / ".join(f"{h} {m:.2f}" for h, m in mean.items()),
+                mean["easy"] >= mean["medium"] >= mean["hard"],
+            )
+        )
+        easy_ctrl = [value(cells, encoder=enc, template=t, method=m, honeypot="easy") for t in CONTROLS for m in ("similarity", "dsgc")]
+        checks.append(
+            check(
+                f"easy honeypots are too weak to challenge the controls ({enc})",
+                f"lowest control cell {min(easy_ctrl):.2f}",
+                min(easy_ctrl) >= 0.95,
+            )
+        )
+    return {"class_counts": class_counts(records, ("encoder", "method", "honeypot"))}, checks
+
+
+ANALYZERS: dict[str, Callable[[Sequence[Record], Sequence[Cell]], tuple[dict, list]]] = {
+    "main": _main,
+    "lambda": _lambda,
+    "budget": _budget,
+    "scaling": _scaling,
+    "khop": _khop,
+    "graph-noise": _graph_noise,
+    "honeypot": _honeypot,
+}
+
+
+def summarize(suite: Suite, records: Sequence[Record], **meta: Any) -> dict[str, Any]:
+    """The suite's summary: ``meta`` (seeds, encoders, impl, timing ...), cells, analysis, checks."""
+    cells = aggregate(records, ("regime", *suite.keys))
+    analysis, checks = ANALYZERS[suite.name](records, cells)
+    return {"suite": suite.name, "title": suite.title, **meta, "cells": cells, "analysis": analysis, "checks": checks}

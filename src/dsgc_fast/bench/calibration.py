@@ -1,0 +1,130 @@
+"""Calibration history of the benchmark templates (rendered into the report).
+
+The issue fixes the targets the templates must meet (controls >= 0.95 for every policy and
+encoder; targets: similarity-only <= 0.35 and DSGC >= 0.85 under the lexical encoder, DSGC
+>= 0.95 under the sentence encoder).  When a draft missed them we changed the *templates*
+(sentences, lengths, the filler corpus), never the metric, the budget rule or the policies.
+Each entry is a variant we ran, what we measured and why it was rejected or accepted.
+Figures are full-chain retention at M = 2.0, medium honeypots, 20 blocks, seeds 0..n-1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    change: str
+    measured: str
+    verdict: str
+
+
+HISTORY: tuple[Variant, ...] = (
+    Variant(
+        name="v0: first draft",
+        change=(
+            "Expense chain 'Project P has B dollars of budget left.' / 'Project P allows any "
+            "expense up to T dollars.'; role c2 'Bundle B maps to clearance T.' (6 words); "
+            "honeypots of 9-13 words; profile c1 'S holds route ticket R.' (5 words); fillers "
+            "were office/social notes only."
+        ),
+        measured=(
+            "lexical, 15 seeds: expense sim 0.00 / DSGC 0.00; threshold 1.00 / 1.00; "
+            "role sim 0.73 / DSGC 0.80; profile sim 0.07 / DSGC 1.00."
+        ),
+        verdict=(
+            "Rejected. Expense: the chain blocks shared only 'project' and the name with the "
+            "query (cosine 0.24-0.33) while honeypots sharing 'expense'/'allowed' and fillers "
+            "with hash collisions reached 0.35-0.44, so the control failed for every policy. "
+            "Role: the 6-word c2 slipped into the leftover budget under first-fit selection "
+            "(similarity kept the chain by size, not by rank), and two 11-word honeypots ranked "
+            "above c1 left no room for it (DSGC failures were budget arithmetic, not ranking). "
+            "Profile: the 5-word c1 always fit, hiding the two-hop weakness."
+        ),
+    ),
+    Variant(
+        name="v1: aligned control chains, balanced lengths",
+        change=(
+            "Expense chain blocks now share 7 query tokens ('Each expense for project P is "
+            "drawn from a B dollar budget.', 'An expense for project P is allowed up to T "
+            "dollar.'); medium honeypots share 2-5 decisive tokens with other projects; role c2 "
+            "lengthened to 9 words with no query word; target honeypots shortened to 7-9 words; "
+            "profile c1 diluted to 9 words ('S holds route ticket R since its spring "
+            "migration.'), profile c2 10 words."
+        ),
+        measured=(
+            "lexical, 15 seeds: controls 1.00 everywhere; role sim 0.00 / DSGC 1.00; profile "
+            "sim 0.00 / DSGC 0.93 (0.88 over 100 seeds). Sentence, 15 seeds: controls 1.00; "
+            "role sim 0.07 / DSGC 1.00; profile sim 0.93 / DSGC 1.00."
+        ),
+        verdict=(
+            "Rejected. Lexical targets met, but under the sentence encoder every filler (office "
+            "and social notes) was semantically far from the technical c2 block, so "
+            "similarity-only kept the profile chain 14 times in 15: the trigger disappeared "
+            "for the dense encoder, which the paper reports as still failing (0.23)."
+        ),
+    ),
+    Variant(
+        name="v2: operations notes among the fillers",
+        change=(
+            "Half of the filler subjects and events became engineering-operations notes "
+            "('The database squad patched the staging cluster at noon.'), still without any "
+            "query's decisive vocabulary."
+        ),
+        measured="sentence, 30 seeds: role sim 0.00; profile sim 0.70. Lexical unchanged (profile DSGC 0.89 / 100 seeds).",
+        verdict="Rejected: profile similarity-only under the sentence encoder still mostly succeeded.",
+    ),
+    Variant(
+        name="v3: monitoring-flavoured operations notes",
+        change=(
+            "Five social filler events replaced by monitoring notes ('drained a message "
+            "queue', 'muted a noisy pager alert', 'reindexed the metrics store', 'rolled out a "
+            "logging agent', 'rerouted the status webhooks')."
+        ),
+        measured=(
+            "20 blocks: lexical, 100 seeds: controls 1.00; role sim 0.00 / DSGC 1.00; profile "
+            "sim 0.00 / DSGC 0.90. Sentence, 30 seeds: profile sim 0.53 / DSGC 1.00. Scaling "
+            "(lexical DSGC, 15 seeds): profile 0.93 at 20, 50 and 10,000 blocks."
+        ),
+        verdict=(
+            "Rejected. The main suite met every target, but the filler corpus was a product of "
+            "only 69 phrase parts, so filler similarities took few distinct values: more fillers "
+            "added copies of the same competitors, never stronger ones, and the lexical rule did "
+            "not degrade even at 10,000 blocks. That is an artifact of a low-diversity corpus "
+            "(real notes carry many distinct tokens), not a property of the rule."
+        ),
+    ),
+    Variant(
+        name="v4: a distinct note number per filler",
+        change="Each filler ends with its own five-digit note number, e.g. '(#48213)', as ticket or log references do.",
+        measured=(
+            "lexical, 100 seeds: controls 1.00; role DSGC 1.00; profile DSGC 0.96. "
+            "Scaling (lexical, profile DSGC): 0.93 at 50 and 200 blocks, 0.80 at 1,000, 0.33 at 10,000."
+        ),
+        verdict=(
+            "Rejected. Scaling now behaves (an extra random token per filler gives the extreme "
+            "filler similarity room to grow with N), but the extra token also diluted the "
+            "fillers' overlap with the profile query, which moved profile away from the paper's "
+            "residual-failure regime (0.96 over 100 seeds against the paper's 0.80)."
+        ),
+    ),
+    Variant(
+        name="v5: longer profile c1 (accepted)",
+        change=(
+            "Profile c1 lengthened from 9 to 11 words ('S has held route ticket R since its "
+            "spring platform migration.'), still sharing only the service identifier with the query."
+        ),
+        measured=(
+            "20 blocks, lexical, 100 seeds: controls 1.00; role sim 0.00 / DSGC 1.00; profile sim "
+            "0.00 / DSGC 0.90. Sentence, 30 seeds: controls 1.00; role sim 0.00 / DSGC 1.00; "
+            "profile sim 0.37 / DSGC 1.00."
+        ),
+        verdict=(
+            "Accepted: every target of the issue holds with margin over 100 seeds (not only the "
+            "15 the suite reports), the profile residual failure rate matches the paper's regime, "
+            "and the sentence encoder still shows the similarity-only failure on both targets."
+        ),
+    ),
+)

@@ -1,0 +1,334 @@
+"""The Markdown report: our figures beside the paper's, traces, checks, calibration, plots.
+
+``write_report(out_dir)`` renders ``REPORT.md`` (and the PNG plots under ``plots/``) from
+every ``summary-<suite>.json`` found in ``out_dir``, so suites run one at a time accumulate
+into one report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import calibration, diagnostics, paper, plots
+from .runner import METHODS
+from .suites import KHOP_METHODS, LAMBDAS, MAIN_METHODS, MULTIPLIERS, SCALING_METHODS, SIZES, SUITES
+from .templates import CONTROLS, TARGETS, TEMPLATES
+
+Cell = dict[str, Any]
+Summary = dict[str, Any]
+
+
+def _ms(cell: Cell | None, metric: str = "full_chain") -> str:
+    return "—" if cell is None else f"{cell[metric]:.2f} ± {cell[metric + '_std']:.2f}"
+
+
+def _find(cells: Sequence[Cell], **match: Any) -> Cell | None:
+    hits = [c for c in cells if all(c.get(k) == v for k, v in match.items())]
+    return hits[0] if len(hits) == 1 else None
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def _label(method: str) -> str:
+    return METHODS[method].label
+
+
+def _encoders(s: Summary) -> list[str]:
+    return list(s["encoders"])
+
+
+def _image(out: Path, path: Path, alt: str) -> str:
+    return f"![{alt}]({path.relative_to(out).as_posix()})"
+
+
+def _main(s: Summary, out: Path) -> list[str]:
+    cells, a = s["cells"], s["analysis"]
+    parts = ["### Table 1: regime-level full-chain retention (ours beside the paper)"]
+    rows = []
+    for enc in _encoders(s):
+        for regime in ("control", "target"):
+            for m in MAIN_METHODS:
+                c = _find(a["regime_cells"], encoder=enc, regime=regime, method=m)
+                rows.append((enc, regime, _label(m), _ms(c), paper.fmt(paper.TABLE1.get((enc, regime, m)))))
+    parts.append(table(["encoder", "regime", "method", "ours", "paper"], rows))
+
+    parts.append("### Table 2: per template (full chain, prerequisites kept, answer accuracy)")
+    rows = []
+    for enc in _encoders(s):
+        for t in TEMPLATES:
+            for m in MAIN_METHODS:
+                c = _find(cells, encoder=enc, template=t, method=m)
+                p = paper.TABLE2.get((enc, t, "similarity" if m == "no_graph" else m))
+                rows.append(
+                    (enc, t, TEMPLATES[t].regime, _label(m), _ms(c), _ms(c, "prerequisites"), _ms(c, "answer_correct"), paper.fmt(p))
+                )
+    parts.append(table(["encoder", "template", "regime", "method", "full chain", "prerequisites", "answer", "paper"], rows))
+    same = a["no_graph_vs_similarity"]
+    parts.append(
+        "No-graph vs similarity-only, run by run: "
+        + "; ".join(f"{enc}: {v['identical']}/{v['pairs']} runs keep identical blocks" for enc, v in same.items())
+        + "."
+    )
+    parts.append(_image(out, plots.bars(cells, MAIN_METHODS, out / "plots" / "main-retention.png", "Main suite"), "main suite"))
+
+    parts.append("### Table 3: trace diagnostics of every failing DSGC run")
+    parts.append(
+        "Ranks are 1-based in the policy's score order; the competitor is the lowest-ranked retained "
+        "non-chain block ranked above the displaced block, the margin its score minus the displaced "
+        "block's. Classes: " + "; ".join(f"`{k}` = {v}" for k, v in diagnostics.CLASS_LABELS.items()) + "."
+    )
+    parts.append(trace_table([r for r in a["traces"] if r["method"] == "dsgc"]))
+    parts.append("Paper, lexical profile: " + "; ".join(
+        f"seed {seed}: ranks {ranks}, top non-chain {top}, displaced {d}, margin {mg:.3f}"
+        for seed, (ranks, top, d, mg) in paper.TABLE3.items()
+    ) + ".")
+    parts.append("Failing runs by class, every policy:")
+    parts.append(_class_table(a["class_counts"], ("encoder", "regime", "method")))
+    return parts
+
+
+def trace_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Table 3 layout: one line per displaced chain block of each failing run."""
+    if not rows:
+        return "_No failing runs._"
+    body = []
+    for r in rows:
+        ranks = "(" + ", ".join(str(v) for v in r["ranks"].values()) + ")"
+        for d in r["displaced"]:
+            body.append(
+                (
+                    r["encoder"],
+                    r["template"],
+                    r["seed"],
+                    ranks,
+                    r["top_non_chain"],
+                    d["block"],
+                    d["competitor"] or "— (budget spent on the chain)",
+                    "—" if d["margin"] is None else f"{d['margin']:.3f}",
+                    "yes" if d["indirect"] else "no",
+                    d["class"],
+                )
+            )
+    return table(
+        ["encoder", "template", "seed", "ranks (c1..ck)", "top non-chain", "displaced", "competitor", "margin", "Def. 1", "class"],
+        body,
+    )
+
+
+def _class_table(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> str:
+    if not rows:
+        return "_No failing runs._"
+    return table(
+        [*keys, "failing runs", *diagnostics.CLASSES],
+        [(*(r[k] for k in keys), r["failures"], *(r[c] for c in diagnostics.CLASSES)) for r in rows],
+    )
+
+
+def _pivot(cells: Sequence[Cell], rows: Sequence[str], col: str, values: Sequence[Any], paper_of: Callable | None = None) -> str:
+    """Rows = distinct ``rows`` field values; one column per ``col`` value (+ the paper's, if known)."""
+    keys = list(dict.fromkeys(tuple(c[k] for k in rows) for c in cells))
+    header = [*rows]
+    for v in values:
+        header.append(f"{col}={v:g}" if isinstance(v, float) else f"{col}={v}")
+    body = []
+    for key in keys:
+        match = dict(zip(rows, key))
+        line = [(_label(x) if k == "method" else x) for k, x in zip(rows, key)]
+        for v in values:
+            text = _ms(_find(cells, **match, **{col: v}))
+            ref = paper_of(match, v) if paper_of else None
+            line.append(text if ref is None else f"{text} (paper {paper.fmt(ref)})")
+        body.append(line)
+    return table(header, body)
+
+
+def _lambda(s: Summary, out: Path) -> list[str]:
+    cells = s["cells"]
+    dsgc = [c for c in cells if c["method"] == "dsgc"]
+    sim = [c for c in cells if c["method"] == "similarity"]
+    return [
+        _pivot(dsgc, ("encoder", "template"), "lambda_pi", LAMBDAS, lambda m, v: paper.TABLE4.get((m["encoder"], m["template"], v))),
+        "Similarity-only for reference: "
+        + "; ".join(f"{c['encoder']} {c['template']} {_ms(c)}" for c in sim)
+        + ".",
+        _image(out, plots.lines(dsgc, x="lambda_pi", series="method", path=out / "plots" / "lambda.png",
+                                title="DSGC retention vs lambda_pi", xlabel="lambda_pi"), "lambda sweep"),
+    ]
+
+
+def _pooled(cells: Sequence[Cell]) -> float:
+    """Full-chain retention pooled over cells (weighted by their run counts)."""
+    return sum(c["full_chain"] * c["n"] for c in cells) / sum(c["n"] for c in cells)
+
+
+def _budget(s: Summary, out: Path) -> list[str]:
+    cells = s["cells"]
+
+    def ref(m: dict, v: float) -> tuple[float, float] | None:
+        return paper.TABLE5.get((m["template"], v, m["method"])) if m["encoder"] == "lexical" else None
+
+    recency = [c for c in cells if c["method"] == "recency" and c["multiplier"] == 2.0]
+    return [
+        _pivot(cells, ("encoder", "template", "method"), "multiplier", MULTIPLIERS, ref),
+        "Recency (sliding window) at M = 2, pooled over templates: "
+        + "; ".join(f"{enc} {_pooled([c for c in recency if c['encoder'] == enc]):.2f}" for enc in _encoders(s))
+        + f" (paper, lexical: {paper.RECENCY_ALL_TEMPLATES:.2f}).",
+        _image(out, plots.lines(cells, x="multiplier", series="method", path=out / "plots" / "budget.png",
+                                title="Retention vs budget multiplier M", xlabel="budget multiplier M"), "budget curve"),
+    ]
+
+
+def _scaling(s: Summary, out: Path) -> list[str]:
+    cells = s["cells"]
+
+    def ref(m: dict, v: int) -> tuple[float, float] | None:
+        return paper.TABLE6.get((m["encoder"], m["template"], v)) if m["method"] == "dsgc" else None
+
+    return [
+        _pivot(cells, ("encoder", "template", "method"), "total_blocks", SIZES, ref),
+        "Failing runs by class:",
+        _class_table(s["analysis"]["class_counts"], ("encoder", "method", "total_blocks")),
+        _image(out, plots.lines(cells, x="total_blocks", series="method", path=out / "plots" / "scaling.png",
+                                title="Retention vs context size", xlabel="total blocks", logx=True), "context scaling"),
+    ]
+
+
+def _khop(s: Summary, out: Path) -> list[str]:
+    cells = s["cells"]
+    rows = [
+        (
+            r["encoder"],
+            r["template"],
+            r["total_blocks"],
+            _label(r["method"]),
+            ", ".join(map(str, r["base_failures"])) or "—",
+            ", ".join(map(str, r["recovered"])) or "—",
+            ", ".join(map(str, r["new_failures"])) or "—",
+        )
+        for r in s["analysis"]["transitions"]
+    ]
+    return [
+        _pivot(cells, ("encoder", "template", "total_blocks"), "method", KHOP_METHODS),
+        "Run by run against one hop (seeds):",
+        table(["encoder", "template", "blocks", "method", "one-hop failures", "recovered", "new failures"], rows),
+        _image(out, plots.lines(cells, x="total_blocks", series="method", path=out / "plots" / "khop.png",
+                                title="k-hop propagation vs context size", xlabel="total blocks", logx=True), "k-hop"),
+    ]
+
+
+def _graph_noise(s: Summary, out: Path) -> list[str]:
+    cells = s["cells"]
+    noisy = [c for c in cells if c["noise"] != "none"]
+    clean = [c for c in cells if c["noise"] == "none"]
+    curve = noisy + [
+        {**c, "noise": kind} for c in clean if c["method"] == "dsgc" for kind in dict.fromkeys(n["noise"] for n in noisy)
+    ]
+    effects = table(
+        ["encoder", "template", "noise", "rate", "loss vs clean DSGC", "failures lifted by a spurious edge"],
+        [
+            (e["encoder"], e["template"], e["noise"], e["noise_rate"], "—" if e["loss"] is None else f"{e['loss']:+.2f}",
+             e["failures_lifted_by_spurious_edge"])
+            for e in s["analysis"]["effects"]
+        ],
+    )
+    return [
+        "Clean graph: " + "; ".join(f"{c['encoder']} {c['template']} {_label(c['method'])} {_ms(c)}" for c in clean) + ".",
+        _pivot(noisy, ("encoder", "template", "noise"), "noise_rate", s["analysis"]["rates"]),
+        effects,
+        _image(out, plots.lines(curve, x="noise_rate", series="noise", path=out / "plots" / "graph-noise.png",
+                                title="DSGC retention vs edge noise", xlabel="noise rate (fraction of |E|)"), "graph noise"),
+    ]
+
+
+def _honeypot(s: Summary, out: Path) -> list[str]:
+    cells = s["cells"]
+    return [
+        _pivot(cells, ("encoder", "template", "method"), "honeypot", ("easy", "medium", "hard")),
+        "Failing runs by class:",
+        _class_table(s["analysis"]["class_counts"], ("encoder", "method", "honeypot")),
+        _image(out, plots.lines([{**c, "strength": ("easy", "medium", "hard").index(c["honeypot"])} for c in cells],
+                                x="strength", series="method", path=out / "plots" / "honeypot.png",
+                                title="Retention vs honeypot strength", xlabel="honeypot strength (0 easy, 1 medium, 2 hard)"),
+               "honeypot strength"),
+    ]
+
+
+SECTIONS: dict[str, Callable[[Summary, Path], list[str]]] = {
+    "main": _main,
+    "lambda": _lambda,
+    "budget": _budget,
+    "scaling": _scaling,
+    "khop": _khop,
+    "graph-noise": _graph_noise,
+    "honeypot": _honeypot,
+}
+
+
+def _calibration() -> list[str]:
+    parts = ["## Calibration history", calibration.__doc__.split("\n\n", 1)[1].strip()]
+    for v in calibration.HISTORY:
+        parts.append(f"**{v.name}.** {v.change}\n\n*Measured:* {v.measured}\n\n*Verdict:* {v.verdict}")
+    return parts
+
+
+def load_summaries(out: Path) -> dict[str, Summary]:
+    """Every ``summary-<suite>.json`` in ``out``, in suite order."""
+    found = {}
+    for name in SUITES:
+        path = out / f"summary-{name}.json"
+        if path.exists():
+            found[name] = json.loads(path.read_text())
+    return found
+
+
+def render(out: Path, summaries: dict[str, Summary]) -> str:
+    """The report text (writes the plots under ``out/plots`` as a side effect)."""
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+    parts = [
+        "# dsgc benchmark report",
+        "Reproduction of the main experiment of *When Retrieval Fails Before It Begins* (DSGC, arXiv "
+        "2608.20400) and its robustness checks, with our own templates, both encoders and our kernels. "
+        "Full-chain retention is mean ± sample std over seeds. Regenerate with `make reproduce` or "
+        "`dsgc-bench <suite> --out DIR`.",
+        table(
+            ["suite", "seeds", "encoders", "impl", "runs", "wall time (s)", "of which encoding (s)"],
+            [
+                (n, len(s["seeds"]), ", ".join(s["encoders"]), s["impl"], s["timing"]["runs"],
+                 f"{s['timing']['wall_seconds']:.1f}", f"{s['timing']['encode_seconds']:.1f}")
+                for n, s in summaries.items()
+            ],
+        ),
+        "## Claims and predictions at a glance",
+        table(
+            ["suite", "claim / prediction", "measured", "our data"],
+            [
+                (n, c["claim"], c["measured"], {True: "supported", False: "**not supported**", None: "not run"}[c["passed"]])
+                for n, s in summaries.items()
+                for c in s["checks"]
+            ],
+        ),
+    ]
+    for name, s in summaries.items():
+        parts.append(f"## {s['title']}")
+        parts.extend(SECTIONS[name](s, out))
+        if name == "main":
+            parts.extend(_calibration())
+    if (out / "referents.md").exists():  # written by the referent-session suite (bench/referents.py)
+        parts.append((out / "referents.md").read_text().strip())
+    return "\n\n".join(parts) + "\n"
+
+
+def write_report(out: str | Path) -> Path:
+    """Render ``REPORT.md`` in ``out`` from the summaries there; returns its path."""
+    out = Path(out)
+    path = out / "REPORT.md"
+    path.write_text(render(out, load_summaries(out)))
+    return path

@@ -1,0 +1,118 @@
+"""The benchmark suites: the paper's main experiment and the robustness pack.
+
+Each suite is a grid of ``Condition`` cells (run on every seed) plus the keys its summary
+groups by.  Defaults everywhere are the paper's main setting: 20 blocks, medium honeypots,
+M = 2.0, tau = 0.25, lambda_pi = 1.0, one hop.
+
+main         4 templates x {similarity, no_graph, dsgc}                (paper Tables 1-3)
+lambda       DSGC at lambda_pi 0.5 / 1.0 / 2.0, similarity-only for reference (Table 4)
+budget       M 1.0 / 1.5 / 2.0 / 3.0 / 5.0 x {similarity, no_graph, dsgc, recency} (Table 5)
+scaling      20 / 50 / 200 / 1,000 / 10,000 blocks x {similarity, dsgc, dsgc_k2, dsgc_norm}
+             (Table 6 and beyond)
+khop         hops 1 / 2 / 3 at 20, 50 and 200 blocks (the paper's falsifiable hypothesis)
+graph-noise  DSGC with true edges dropped (rate 0.1 .. 0.5) or spurious edges added from
+             random blocks or from honeypots (0.1 .. 0.5 of |E|)
+honeypot     easy / medium / hard honeypots x {similarity, no_graph, dsgc}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .runner import Condition
+from .templates import STRENGTHS, TEMPLATES
+
+MAIN_METHODS: tuple[str, ...] = ("similarity", "no_graph", "dsgc")
+LAMBDAS: tuple[float, ...] = (0.5, 1.0, 2.0)
+MULTIPLIERS: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 5.0)
+BUDGET_METHODS: tuple[str, ...] = ("similarity", "no_graph", "dsgc", "recency")
+SIZES: tuple[int, ...] = (20, 50, 200, 1000, 10000)
+SCALING_METHODS: tuple[str, ...] = ("similarity", "dsgc", "dsgc_k2", "dsgc_norm")
+KHOP_METHODS: tuple[str, ...] = ("dsgc", "dsgc_k2", "dsgc_k3")
+KHOP_SIZES: tuple[int, ...] = (20, 50, 200)
+NOISE_RATES: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5)
+NOISE_KINDS: tuple[str, ...] = ("drop", "spurious_random", "spurious_honeypot")
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named grid of conditions; ``keys`` are the condition fields its summary groups by."""
+
+    name: str
+    title: str
+    build: Callable[[Sequence[str]], list[Condition]]
+    keys: tuple[str, ...]
+
+
+def _grid(encoders: Sequence[str], methods: Sequence[str], **axes: Sequence) -> list[Condition]:
+    """Every template x encoder x method x combination of the extra ``axes``."""
+    combos: list[dict] = [{}]
+    for name, values in axes.items():
+        combos = [{**c, name: v} for c in combos for v in values]
+    return [
+        Condition(template=t, encoder=e, method=m, **c)
+        for e in encoders
+        for t in TEMPLATES
+        for m in methods
+        for c in combos
+    ]
+
+
+def _graph_noise(encoders: Sequence[str]) -> list[Condition]:
+    clean = _grid(encoders, ("similarity", "dsgc"))
+    noisy = [
+        c
+        for kind in NOISE_KINDS
+        for c in _grid(encoders, ("dsgc",), noise=(kind,), noise_rate=NOISE_RATES)
+    ]
+    return clean + noisy
+
+
+SUITES: dict[str, Suite] = {
+    s.name: s
+    for s in (
+        Suite(
+            "main",
+            "Main suite (paper Tables 1-3)",
+            lambda enc: _grid(enc, MAIN_METHODS),
+            ("encoder", "template", "method"),
+        ),
+        Suite(
+            "lambda",
+            "Propagation weight lambda_pi (paper Table 4)",
+            lambda enc: _grid(enc, ("similarity",)) + _grid(enc, ("dsgc",), lambda_pi=LAMBDAS),
+            ("encoder", "template", "method", "lambda_pi"),
+        ),
+        Suite(
+            "budget",
+            "Budget pressure and the recency baseline (paper Table 5)",
+            lambda enc: _grid(enc, BUDGET_METHODS, multiplier=MULTIPLIERS),
+            ("encoder", "template", "method", "multiplier"),
+        ),
+        Suite(
+            "scaling",
+            "Context scaling (paper Table 6 and beyond)",
+            lambda enc: _grid(enc, SCALING_METHODS, total_blocks=SIZES),
+            ("encoder", "template", "method", "total_blocks"),
+        ),
+        Suite(
+            "khop",
+            "k-hop propagation: the paper's falsifiable hypothesis",
+            lambda enc: _grid(enc, KHOP_METHODS, total_blocks=KHOP_SIZES),
+            ("encoder", "template", "method", "total_blocks"),
+        ),
+        Suite(
+            "graph-noise",
+            "Imperfect dependency graphs",
+            _graph_noise,
+            ("encoder", "template", "method", "noise", "noise_rate"),
+        ),
+        Suite(
+            "honeypot",
+            "Honeypot strength",
+            lambda enc: _grid(enc, MAIN_METHODS, honeypot=STRENGTHS),
+            ("encoder", "template", "method", "honeypot"),
+        ),
+    )
+}
