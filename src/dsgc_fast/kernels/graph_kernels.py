@@ -33,7 +33,16 @@ def build_csr(n, rows, cols):
     w = 0
     for r in range(n):
         seg = idx[counts[r] : counts[r + 1]]
-        seg.sort()
+        if seg.shape[0] <= 16:  # short rows (the common case): insertion sort, no call overhead
+            for a in range(1, seg.shape[0]):
+                v = seg[a]
+                b = a
+                while b > 0 and seg[b - 1] > v:
+                    seg[b] = seg[b - 1]
+                    b -= 1
+                seg[b] = v
+        else:
+            seg.sort()
         prev = -1
         for k in range(seg.shape[0]):
             v = seg[k]

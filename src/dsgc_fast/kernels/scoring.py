@@ -37,48 +37,52 @@ def _similarity_impl(embs, q, out):
     for c in numba.prange((n + _CHUNK - 1) // _CHUNK):
         lo = c * _CHUNK
         hi = min(lo + _CHUNK, n)
-        prod = np.empty(_ROWS * tile, dtype=np.float64)
-        full = lo + (hi - lo) // _ROWS * _ROWS
-        for i in range(lo, full, _ROWS):
-            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-            for t0 in range(0, d, tile):
-                w = min(tile, d - t0)
-                qt = q[t0 : t0 + w]
-                for r in range(_ROWS):
-                    row = embs[i + r, t0 : t0 + w]
-                    dst = prod[r * tile : r * tile + w]
+        if hi - lo < _ROWS:
+            for j in range(lo, hi):
+                s = 0.0
+                for t in range(d):
+                    s += q[t] * np.float64(embs[j, t])
+                out[j] = s
+        else:
+            prod = np.empty(_ROWS * tile, dtype=np.float64)
+            for blk in range(lo, hi, _ROWS):
+                # a ragged last block overlaps the one before it: rows computed twice by
+                # the same arithmetic get the same bits
+                i = min(blk, hi - _ROWS)
+                s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+                for t0 in range(0, d, tile):
+                    w = min(tile, d - t0)
+                    qt = q[t0 : t0 + w]
+                    for r in range(_ROWS):
+                        row = embs[i + r, t0 : t0 + w]
+                        dst = prod[r * tile : r * tile + w]
+                        for k in range(w):
+                            dst[k] = qt[k] * np.float64(row[k])
+                    p0 = prod[0:w]
+                    p1 = prod[tile : tile + w]
+                    p2 = prod[2 * tile : 2 * tile + w]
+                    p3 = prod[3 * tile : 3 * tile + w]
+                    p4 = prod[4 * tile : 4 * tile + w]
+                    p5 = prod[5 * tile : 5 * tile + w]
+                    p6 = prod[6 * tile : 6 * tile + w]
+                    p7 = prod[7 * tile : 7 * tile + w]
                     for k in range(w):
-                        dst[k] = qt[k] * np.float64(row[k])
-                p0 = prod[0:w]
-                p1 = prod[tile : tile + w]
-                p2 = prod[2 * tile : 2 * tile + w]
-                p3 = prod[3 * tile : 3 * tile + w]
-                p4 = prod[4 * tile : 4 * tile + w]
-                p5 = prod[5 * tile : 5 * tile + w]
-                p6 = prod[6 * tile : 6 * tile + w]
-                p7 = prod[7 * tile : 7 * tile + w]
-                for k in range(w):
-                    s0 += p0[k]
-                    s1 += p1[k]
-                    s2 += p2[k]
-                    s3 += p3[k]
-                    s4 += p4[k]
-                    s5 += p5[k]
-                    s6 += p6[k]
-                    s7 += p7[k]
-            out[i] = s0
-            out[i + 1] = s1
-            out[i + 2] = s2
-            out[i + 3] = s3
-            out[i + 4] = s4
-            out[i + 5] = s5
-            out[i + 6] = s6
-            out[i + 7] = s7
-        for j in range(full, hi):
-            s = 0.0
-            for t in range(d):
-                s += q[t] * np.float64(embs[j, t])
-            out[j] = s
+                        s0 += p0[k]
+                        s1 += p1[k]
+                        s2 += p2[k]
+                        s3 += p3[k]
+                        s4 += p4[k]
+                        s5 += p5[k]
+                        s6 += p6[k]
+                        s7 += p7[k]
+                out[i] = s0
+                out[i + 1] = s1
+                out[i + 2] = s2
+                out[i + 3] = s3
+                out[i + 4] = s4
+                out[i + 5] = s5
+                out[i + 6] = s6
+                out[i + 7] = s7
 
 
 similarity = numba.njit(_similarity_impl, **JIT)

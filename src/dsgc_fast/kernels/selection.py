@@ -8,6 +8,10 @@ import numpy as np
 from .._config import JIT
 
 
+#: up to this many blocks an insertion sort beats mergesort's set-up (same stable result)
+_INSERTION_MAX = 32
+
+
 @numba.njit(**JIT)
 def rank(scores, order):
     """All indices by descending score; ties keep their position in ``order``.
@@ -18,7 +22,16 @@ def rank(scores, order):
     keys = np.empty(n, dtype=np.float64)
     for p in range(n):
         keys[p] = -scores[order[p]]
-    idx = np.argsort(keys, kind="mergesort")
+    if n <= _INSERTION_MAX:
+        idx = np.empty(n, dtype=np.int64)
+        for p in range(n):  # stable insertion sort: only strictly larger keys move right
+            j = p
+            while j > 0 and keys[idx[j - 1]] > keys[p]:
+                idx[j] = idx[j - 1]
+                j -= 1
+            idx[j] = p
+    else:
+        idx = np.argsort(keys, kind="mergesort")
     out = np.empty(n, dtype=np.int64)
     for p in range(n):
         out[p] = order[idx[p]]
