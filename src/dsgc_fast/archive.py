@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import urllib.request
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -95,19 +96,49 @@ class Block:
 
     @classmethod
     def from_row(cls, row: tuple) -> Block:
+        """The block a table row holds; ``ValueError`` naming the field if the row is malformed."""
         seq, id_, text, cost, emb, depends_on, binds, uses, pinned, meta = row[:10]
-        return cls(
-            id=id_,
-            text=text,
-            cost=int(cost),
-            seq=int(seq),
-            depends_on=tuple(json.loads(depends_on)),
-            binds=json.loads(binds),
-            uses=tuple(json.loads(uses)),
-            pinned=bool(pinned),
-            meta=json.loads(meta),
-            embedding=np.frombuffer(emb, dtype="<f8").astype(np.float64),
-        )
+        try:
+            block = cls(
+                id=id_,
+                text=text,
+                cost=int(cost),
+                seq=int(seq),
+                depends_on=tuple(_decoded(depends_on, list)),
+                binds=_decoded(binds, dict),
+                uses=tuple(_decoded(uses, list)),
+                pinned=bool(pinned),
+                meta=_decoded(meta, dict),
+                embedding=np.frombuffer(emb, dtype="<f8").astype(np.float64),
+            )
+            _check_block(block, pinned)
+        except (TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+            raise ValueError(f"block seq {seq!r} is malformed: {exc}") from None
+        return block
+
+
+def _decoded(text: Any, kind: type) -> Any:
+    """A JSON column's value, which must be of type ``kind``."""
+    value = json.loads(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"expected a JSON {kind.__name__}, got {text!r}")
+    return value
+
+
+def _check_block(block: Block, pinned: Any) -> None:
+    """Raise ``ValueError`` unless every field of a decoded row has the type ``MemoryStore.add`` gives it."""
+    checks = [
+        (isinstance(block.id, str) and block.id != "", "id is not a non-empty text"),
+        (isinstance(block.text, str), "text is not text"),
+        (block.cost >= 0, "cost is negative"),
+        (pinned in (0, 1), "pinned is not 0 or 1"),
+        (block.embedding.size > 0 and bool(np.isfinite(block.embedding).all()), "embedding is empty or not finite"),
+        (all(isinstance(x, str) for x in block.depends_on + block.uses), "depends_on/uses hold a non-text"),
+        (all(isinstance(v, str) for v in block.binds.values()), "binds maps to a non-text"),
+    ]
+    for ok, problem in checks:
+        if not ok:
+            raise ValueError(problem)
 
 
 @dataclass(frozen=True)
@@ -130,6 +161,8 @@ class Archive:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"archive must be a file path or ':memory:', got {type(path).__name__}")
         self.path = os.fspath(path)
+        #: the file the blocks came from (``path``, or the file given to ``restore_from``)
+        self.origin = self.path
         self._conn = sqlite3.connect(self.path, isolation_level=None)
         self._depth = 0
         try:
@@ -148,13 +181,17 @@ class Archive:
         self.check_schema()
 
     def check_schema(self) -> None:
-        """Raise ``ValueError`` unless the database has this module's schema version."""
+        """Raise ``ValueError`` unless the database has this module's tables and schema version."""
         try:
-            version = self.setting("schema_version")
+            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = self.setting("schema_version") if "settings" in tables else None
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"{self.path!r} is not a dsgc store database: {exc}") from None
-        if version is None or int(version) != SCHEMA_VERSION:
-            raise ValueError(f"archive {self.path!r} has schema version {version}, expected {SCHEMA_VERSION}")
+            raise ValueError(f"{self.origin!r} is not a dsgc store database: {exc}") from None
+        missing = sorted({"settings", "active", "archive", "compactions"} - tables)
+        if missing:
+            raise ValueError(f"{self.origin!r} is not a dsgc store database: no table(s) {missing}")
+        if version != str(SCHEMA_VERSION):
+            raise ValueError(f"archive {self.origin!r} has schema version {version}, expected {SCHEMA_VERSION}")
 
     # -- transactions -------------------------------------------------------------------
     @contextmanager
@@ -274,11 +311,17 @@ class Archive:
             dest.close()
 
     def restore_from(self, path: str | os.PathLike) -> None:
-        """Replace this (empty) database with a copy of the database at ``path``."""
+        """Replace this (empty) database with a copy of the database at ``path``.
+
+        The file is opened for writing (never created) so that SQLite can roll back the
+        journal a save killed midway leaves behind: the copy is the last complete save.
+        """
         source_path = os.fspath(path)
         if not os.path.isfile(source_path):
             raise FileNotFoundError(f"no saved store at {source_path!r}")
-        source = sqlite3.connect(f"file:{source_path}?mode=ro", uri=True)
+        self.origin = source_path
+        uri = f"file:{urllib.request.pathname2url(os.path.abspath(source_path))}?mode=rw"
+        source = sqlite3.connect(uri, uri=True)
         try:
             source.backup(self._conn)
         except sqlite3.DatabaseError as exc:

@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import time
+import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -158,7 +159,8 @@ class CachedEncoder:
     ``encode`` (and ``prepare``, which only fills the memo) computes the texts not seen yet
     (distinct, in first-seen order, in one call to the wrapped encoder); rows come from the
     memo.  ``save`` writes the memo
-    atomically; a file written for another encoder or dimension is ignored on load.
+    atomically; a file written for another encoder or dimension, or not a valid memo
+    (truncated, corrupt), is ignored on load: its texts are encoded again.
     """
 
     def __init__(self, encoder: Encoder, path: str | os.PathLike[str] | None = None) -> None:
@@ -174,11 +176,22 @@ class CachedEncoder:
             self._load(self.path)
 
     def _load(self, path: Path) -> None:
-        with np.load(path, allow_pickle=False) as data:
-            if str(data["encoder"]) != self.name or data["embs"].shape[1:] != (self.dim,):
+        """Fill the memo from ``path``; a file that is not a valid memo of this encoder is ignored."""
+        try:
+            data = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile):  # unreadable, truncated, not .npz
+            return
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            return
+        with data:
+            try:
+                name, texts, embs = str(data["encoder"]), data["texts"], data["embs"]
+            except (KeyError, OSError, ValueError, EOFError, zipfile.BadZipFile):
                 return
-            for text, row in zip(data["texts"].tolist(), data["embs"]):
-                self._rows[text] = row
+        valid = texts.ndim == 1 and texts.dtype.kind == "U" and embs.shape == (texts.shape[0], self.dim)
+        if name != self.name or not valid or embs.dtype.kind != "f" or not np.isfinite(embs).all():
+            return
+        self._rows.update(zip(texts.tolist(), embs.astype(np.float64)))
 
     def __len__(self) -> int:
         return len(self._rows)

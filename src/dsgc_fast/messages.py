@@ -62,19 +62,31 @@ class SessionError(ValueError):
 
 
 # -- reading and writing JSONL ----------------------------------------------------------
-def read_jsonl(source: str | os.PathLike | IO[str]) -> list[tuple[int, Any]]:
-    """``(line number, parsed value)`` for every non-blank line of a JSONL file or stream."""
+def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[int, Any]]:
+    """``(line number, parsed value)`` for every non-blank line of a JSONL file or stream.
+
+    Files are read as bytes and decoded line by line, so invalid UTF-8 is reported with
+    its line number, like invalid JSON; so is JSON nested too deeply to parse.
+    """
     if isinstance(source, (str, os.PathLike)):
-        with open(source, encoding="utf-8") as handle:
+        with open(source, "rb") as handle:
             return read_jsonl(handle)
     out = []
     for number, raw in enumerate(source, start=1):
+        where = f"line {number}"
+        if isinstance(raw, bytes):
+            try:
+                raw = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SessionError(f"invalid UTF-8: {exc.reason} at byte {exc.start}", where) from None
         if not raw.strip():
             continue
         try:
             out.append((number, json.loads(raw)))
         except json.JSONDecodeError as exc:
-            raise SessionError(f"invalid JSON: {exc.msg} (column {exc.colno})", f"line {number}") from None
+            raise SessionError(f"invalid JSON: {exc.msg} (column {exc.colno})", where) from None
+        except RecursionError:
+            raise SessionError("invalid JSON: nested too deeply", where) from None
     return out
 
 

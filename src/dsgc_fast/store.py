@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -34,6 +35,11 @@ Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.enc
 TokenCounter = Callable[[str], int]
 
 BINDING_TABLE_KIND = "binding_table"
+
+#: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
+MAX_COST = 2**32 - 1
+#: budgets are stored as SQLite integers (int64)
+MAX_BUDGET = 2**63 - 1
 
 
 def whitespace_tokens(text: str) -> int:
@@ -92,8 +98,12 @@ class MemoryStore:
         self._token_counter = token_counter if token_counter is not None else whitespace_tokens
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
-        self._rebuild()
-        self._record_encoder()
+        try:
+            self._rebuild()
+            self._record_encoder()
+        except BaseException:
+            self._archive.close()
+            raise
 
     def _record_encoder(self) -> None:
         """Remember the encoder's ``name`` in the database; refuse a different named encoder."""
@@ -108,7 +118,11 @@ class MemoryStore:
 
     # -- construction from the database -------------------------------------------------
     def _rebuild(self) -> None:
-        """(Re)build the in-memory structures from every block in the database."""
+        """(Re)build the in-memory structures from every block in the database.
+
+        Raises ``ValueError`` naming the database if a row is malformed or the rows do not
+        form a store (seq gaps, duplicate ids, unknown dependencies, mixed dimensions).
+        """
         self._ids: list[str] = []
         self._slot_of: dict[str, int] = {}
         self._uses: list[tuple[str, ...]] = []
@@ -120,10 +134,12 @@ class MemoryStore:
         self._active = _Growable(np.bool_)
         self._pinned = _Growable(np.bool_)
         self._edges = _Growable(np.int64, 2)
-        for block, active in self._archive.all_blocks():
-            if block.seq != len(self._ids):
-                raise ValueError(f"archive {self._archive.path!r} is corrupt: block seq {block.seq} out of order")
-            self._append(block, block.embedding, active=active)
+        try:
+            for block, active in self._archive.all_blocks():
+                _check_stored(block, len(self._ids), self._slot_of, self.dimension)
+                self._append(block, block.embedding, active=active)
+        except (ValueError, sqlite3.DatabaseError) as exc:
+            raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
 
     def _append(self, block: Block, embedding: np.ndarray, *, active: bool) -> None:
         slot = len(self._ids)
@@ -171,10 +187,12 @@ class MemoryStore:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        _check_unicode("text", text)
         seq = len(self._ids)
         block_id = f"b{seq}" if id is None else id
         if not isinstance(block_id, str) or not block_id:
             raise TypeError(f"id must be a non-empty str, got {block_id!r}")
+        _check_unicode("id", block_id)
         if block_id in self._slot_of:
             raise ValueError(f"duplicate block id {block_id!r}")
         block = Block(
@@ -202,8 +220,8 @@ class MemoryStore:
         name = "cost"
         if cost is None:
             cost, name = self._token_counter(text), "token_counter(text)"
-        if not is_integer_scalar(cost) or int(cost) < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {cost!r}")
+        if not is_integer_scalar(cost) or not 0 <= int(cost) <= MAX_COST:
+            raise ValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
         return int(cost)
 
     def _check_depends_on(self, block_id: str, depends_on: Iterable[str]) -> tuple[str, ...]:
@@ -339,6 +357,8 @@ class MemoryStore:
         roots plus the table exceed the budget.
         """
         budget = check_budget(budget)
+        if budget > MAX_BUDGET:
+            raise ValueError(f"budget must be at most 2**63 - 1, got {budget}")
         query_emb, query_text = self._query(query)
         slots = np.array(sorted(self._active_blocks), dtype=np.int64)
         local = np.full(len(self._ids), -1, dtype=np.int64)
@@ -408,9 +428,10 @@ class MemoryStore:
 
     def _query(self, query: Any) -> tuple[np.ndarray, str]:
         if isinstance(query, str):
-            return self._encode([query], "encoder(query)")[0], query
+            return self._encode([_check_unicode("query", query)], "encoder(query)")[0], query
         if isinstance(query, Sequence) and query and all(isinstance(q, str) for q in query):
-            return self._encode(list(query), "encoder(query)"), json.dumps(list(query))
+            texts = [_check_unicode("query", q) for q in query]
+            return self._encode(texts, "encoder(query)"), json.dumps(texts)
         arr = np.asarray(query, dtype=np.float64)
         if arr.ndim not in (1, 2):
             raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
@@ -524,6 +545,30 @@ def _id_list(ids: str | Iterable[str]) -> list[str]:
     return [ids] if isinstance(ids, str) else list(ids)
 
 
+def _check_unicode(name: str, text: str) -> str:
+    """``text`` must encode as UTF-8 (no lone surrogates): the archive stores UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{name} is not valid Unicode: lone surrogate {text[exc.start]!r} at index {exc.start}") from None
+    return text
+
+
+def _check_stored(block: Block, seq: int, slot_of: Mapping[str, int], dimension: int | None) -> None:
+    """A database row must continue the store: next seq, new id, known dependencies, same d."""
+    if block.seq != seq:
+        raise ValueError(f"block seq {block.seq} out of order (expected {seq})")
+    if block.id in slot_of:
+        raise ValueError(f"block seq {block.seq}: duplicate id {block.id!r}")
+    unknown = [p for p in block.depends_on if p not in slot_of]
+    if unknown:
+        raise ValueError(f"block seq {block.seq}: unknown dependency ids {unknown}")
+    if dimension is not None and block.embedding.shape[0] != dimension:
+        raise ValueError(f"block seq {block.seq}: embedding has d = {block.embedding.shape[0]}, expected {dimension}")
+    if block.cost > MAX_COST:
+        raise ValueError(f"block seq {block.seq}: cost {block.cost} exceeds {MAX_COST}")
+
+
 def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
     if binds is None:
         return {}
@@ -532,6 +577,7 @@ def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
     for referent, value in binds.items():
         if not isinstance(referent, str) or not referent or not isinstance(value, str):
             raise TypeError(f"binds must map non-empty str referents to str values, got {referent!r}: {value!r}")
+        _check_unicode("binds", referent + value)
     return dict(binds)
 
 
@@ -541,6 +587,7 @@ def _check_uses(uses: Iterable[str]) -> tuple[str, ...]:
     out = tuple(dict.fromkeys(uses))
     if not all(isinstance(u, str) and u for u in out):
         raise TypeError(f"uses must hold non-empty str referent names, got {list(out)!r}")
+    _check_unicode("uses", "".join(out))
     return out
 
 
