@@ -62,7 +62,6 @@ class BatchRetention:
         return Retention(
             retained=np.flatnonzero(mask),
             mask=mask,
-            rank=self.rank[lo:hi],
             scores=self.scores[lo:hi],
             relevance=self.relevance[lo:hi],
             propagated=self.propagated[lo:hi],
@@ -72,6 +71,7 @@ class BatchRetention:
             budget=int(self.budgets[s]),
             policy=self.policy,
             selection=self.selection,
+            _rank=self.rank[lo:hi],
         )
 
 

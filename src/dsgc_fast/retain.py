@@ -29,11 +29,14 @@ class Retention:
     ``similarity`` raw a_i = <q, e_i>;              ``reasons``    int8 ``Reason`` codes
     ``used``       total cost kept;                 ``budget``     the budget given
     ``pinned``     sorted indices pinned;           ``binding_table`` None unless escalated
+    ``order``      the tie order (None: input order)
+
+    ``rank`` is computed on first access when the selection did not need the whole ranking
+    (the budgeted walk ranks only the blocks it has to); it is the same array either way.
     """
 
     retained: np.ndarray
     mask: np.ndarray
-    rank: np.ndarray
     scores: np.ndarray
     relevance: np.ndarray
     propagated: np.ndarray
@@ -45,6 +48,16 @@ class Retention:
     selection: str
     pinned: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     binding_table: Any = None
+    order: np.ndarray | None = field(default=None, repr=False)
+    _rank: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def rank(self) -> np.ndarray:
+        """All indices by descending score, ties in ``order`` (int64)."""
+        if self._rank is None:
+            seq = self.order if self.order is not None else np.arange(self.scores.shape[0], dtype=np.int64)
+            self._rank = selection_kernels.rank(self.scores, seq)
+        return self._rank
 
     @property
     def evicted(self) -> np.ndarray:
@@ -140,7 +153,7 @@ def kept_reasons(policy: str, relevance: np.ndarray, support: np.ndarray, lambda
 
 def _empty(budget: int, policy: str, selection: str) -> Retention:
     i, f = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-    return Retention(i, np.empty(0, dtype=np.bool_), i, f, f, f, f, np.empty(0, dtype=np.int8), 0, budget, policy, selection)
+    return Retention(i, np.empty(0, dtype=np.bool_), f, f, f, f, np.empty(0, dtype=np.int8), 0, budget, policy, selection, _rank=i)
 
 
 def retain(
@@ -228,15 +241,16 @@ def retain(
         scores = np.empty(n, dtype=np.float64)
         _pick(n, scoring.combine, scoring.combine_par)(relevance, support, cost, lam, density_exponent, scores)
 
-    ranking = selection_kernels.rank(scores, seq)
+    ranking = None
     keep_reason = kept_reasons(policy, relevance, support, lam)
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
     pinned = np.empty(0, dtype=np.int64)
     table = None
     if live is None and uses is None and binds is None and referents is None:
-        used = selection_kernels.select(
-            ranking,
+        used = selection_kernels.select_budgeted(
+            scores,
+            seq,
             cost,
             min(budget, int(cost.sum())),
             selection == "prefix",
@@ -268,6 +282,7 @@ def retain(
             mask[roots] = True
         else:
             mask[pinned] = True
+        ranking = selection_kernels.rank(scores, seq)
         used = pin_kernels.select_units(
             ranking,
             cost,
@@ -289,7 +304,6 @@ def retain(
     return Retention(
         retained=np.flatnonzero(mask),
         mask=mask,
-        rank=ranking,
         scores=scores,
         relevance=relevance,
         propagated=support,
@@ -301,4 +315,6 @@ def retain(
         selection=selection,
         pinned=pinned,
         binding_table=table,
+        order=None if order is None else seq,
+        _rank=ranking,
     )

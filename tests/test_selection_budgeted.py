@@ -1,0 +1,64 @@
+"""``select_budgeted`` (no full ranking) gives exactly what ``select`` over ``rank`` gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsgc_fast.kernels.selection import rank, select, select_budgeted
+
+SKIPPED, CUTOFF = np.int8(5), np.int8(6)
+
+
+def both(scores, order, costs, budget, prefix):
+    kept = (np.arange(scores.shape[0]) % 2).astype(np.int8)
+    out = []
+    for walk in ("full", "budgeted"):
+        mask = np.zeros(scores.shape[0], dtype=np.bool_)
+        reasons = np.full(scores.shape[0], -1, dtype=np.int8)
+        if walk == "full":
+            used = select(rank(scores, order), costs, budget, prefix, kept, SKIPPED, CUTOFF, mask, reasons)
+        else:
+            used = select_budgeted(scores, order, costs, budget, prefix, kept, SKIPPED, CUTOFF, mask, reasons)
+        out.append((mask, reasons, used))
+    return out
+
+
+def assert_same_walk(scores, order, costs, budget, prefix):
+    (m1, r1, u1), (m2, r2, u2) = both(scores, order, costs, budget, prefix)
+    assert u1 == u2
+    assert np.array_equal(m1, m2)
+    assert np.array_equal(r1, r2)
+
+
+@given(
+    n=st.integers(1, 3000),
+    seed=st.integers(0, 2**32 - 1),
+    distinct=st.sampled_from([2, 50, 10**9]),
+    max_cost=st.sampled_from([0, 1, 10, 300]),
+    fraction=st.sampled_from([0.0, 0.001, 0.05, 0.3, 0.9, 1.0, 1.5]),
+    prefix=st.booleans(),
+    shuffled=st.booleans(),
+)
+@settings(max_examples=200)
+def test_budgeted_walk_equals_full_walk(n, seed, distinct, max_cost, fraction, prefix, shuffled):
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, distinct, size=n) / distinct  # few distinct values: many ties
+    costs = rng.integers(0, max_cost + 1, size=n)
+    order = rng.permutation(n) if shuffled else np.arange(n)
+    budget = min(int(costs.sum() * fraction), int(costs.sum()))
+    assert_same_walk(scores, order.astype(np.int64), costs.astype(np.int64), budget, prefix)
+
+
+@pytest.mark.parametrize("prefix", [False, True])
+def test_large_store_with_small_blocks_deep_in_the_ranking(prefix, seed):
+    """Cheap blocks far down the ranking still fit under first_fit after the big ones stop fitting."""
+    rng = np.random.default_rng(seed)
+    n = 200_000
+    scores = rng.random(n)
+    costs = np.where(rng.random(n) < 0.01, 1, rng.integers(100, 400, size=n)).astype(np.int64)
+    costs[np.argsort(scores)[: n // 2]] //= 50  # the worse half is cheap
+    budget = int(costs.sum()) // 20
+    assert_same_walk(scores, np.arange(n, dtype=np.int64), costs, budget, prefix)
