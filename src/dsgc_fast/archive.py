@@ -14,6 +14,7 @@ nothing committed; a power cut may lose the last commits but never leaves a torn
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -163,7 +164,10 @@ class Archive:
         self.path = os.fspath(path)
         #: the file the blocks came from (``path``, or the file given to ``restore_from``)
         self.origin = self.path
-        self._conn = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            self._conn = sqlite3.connect(self.path, isolation_level=None)
+        except sqlite3.OperationalError as exc:  # a directory, a missing parent directory
+            raise ValueError(f"cannot open the archive {self.path!r}: {exc}") from None
         self._depth = 0
         try:
             if self.path != ":memory:":
@@ -175,7 +179,7 @@ class Archive:
                         self._conn.execute(statement)
                 if self.setting("schema_version") is None:
                     self.set_setting("schema_version", str(SCHEMA_VERSION))
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged schema can garble the message
             self._conn.close()
             raise ValueError(f"{self.path!r} is not a dsgc store database: {exc}") from None
         self.check_schema()
@@ -183,13 +187,16 @@ class Archive:
     def check_schema(self) -> None:
         """Raise ``ValueError`` unless the database has this module's tables and schema version."""
         try:
-            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            version = self.setting("schema_version") if "settings" in tables else None
-        except sqlite3.DatabaseError as exc:
+            columns = {t: self._conn.execute(f"PRAGMA table_info({t})").fetchall() for t in _expected_columns()}
+            version = self.setting("schema_version") if columns["settings"] else None
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise ValueError(f"{self.origin!r} is not a dsgc store database: {exc}") from None
-        missing = sorted({"settings", "active", "archive", "compactions"} - tables)
+        missing = sorted(t for t, cols in columns.items() if not cols)
         if missing:
             raise ValueError(f"{self.origin!r} is not a dsgc store database: no table(s) {missing}")
+        for table, want in _expected_columns().items():
+            if columns[table] != want:
+                raise ValueError(f"{self.origin!r} is not a dsgc store database: table {table!r} has other columns")
         if version != str(SCHEMA_VERSION):
             raise ValueError(f"archive {self.origin!r} has schema version {version}, expected {SCHEMA_VERSION}")
 
@@ -324,7 +331,7 @@ class Archive:
         source = sqlite3.connect(uri, uri=True)
         try:
             source.backup(self._conn)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise ValueError(f"{source_path!r} is not a dsgc store database: {exc}") from None
         finally:
             source.close()
@@ -332,6 +339,18 @@ class Archive:
 
     def close(self) -> None:
         self._conn.close()
+
+
+@functools.cache
+def _expected_columns() -> dict[str, list[tuple]]:
+    """``PRAGMA table_info`` of every table of the schema (from a scratch in-memory database)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(_SCHEMA)
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: conn.execute(f"PRAGMA table_info({t})").fetchall() for t in tables}
+    finally:
+        conn.close()
 
 
 def _prefixed(alias: str) -> str:
