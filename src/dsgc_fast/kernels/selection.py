@@ -70,12 +70,14 @@ def select(ranking, costs, budget, prefix, kept_reason, skipped_code, cutoff_cod
     return used
 
 
-#: a round's candidate count aims this far past the budget (from the mean remaining cost)
-_OVERSHOOT = 1.25
+#: a round aims at this fraction of what is left, so that it usually fits whole
+_UNDERSHOOT = 0.8
 #: fewest candidates per round
 _MIN_ROUND = 64
 #: after this many rounds the remainder is ranked whole (bounds adversarial cost patterns)
 _MAX_ROUNDS = 8
+#: keys sampled to place a round's score threshold
+_SAMPLE = 4096
 
 
 @numba.njit(**JIT)
@@ -95,82 +97,96 @@ def _stable_order(keys):
 
 
 @numba.njit(**JIT)
+def _threshold(scores, costs, act, m, rem, prefix, aim):
+    """A score placing about ``aim`` times ``rem`` worth of eligible blocks at or above it.
+
+    Eligible: every block under prefix, else those costing at most ``rem``.  Placed from
+    an evenly strided sample of ``act[:m]`` (sample counts scaled by the stride), so the
+    cost above it is only approximate; -inf (take everything) when the sample has fewer
+    eligible blocks than one round's minimum.
+    """
+    stride = max(1, m // _SAMPLE)
+    keys = np.empty((m + stride - 1) // stride, dtype=np.float64)
+    size = 0
+    total = 0
+    for j in range(0, m, stride):
+        i = act[j]
+        if prefix or costs[i] <= rem:
+            keys[size] = -scores[i]
+            size += 1
+            total += costs[i]
+    if size == 0 or total == 0:
+        return -np.inf
+    k = max(_MIN_ROUND // stride, int(aim * rem * size / (total * stride)))
+    if k >= size:
+        return -np.inf
+    return -np.partition(keys[:size], k)[k]
+
+
+@numba.njit(**JIT)
 def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_code, cutoff_code, mask, reasons):
     """``select(rank(scores, order), ...)`` on an all-False ``mask``, without ranking every block.
 
-    Blocks are taken in rounds.  first_fit never keeps a block costing more than what is
-    left, and what is left only shrinks, so before each round such blocks are marked
-    skipped and dropped.  If the rest fits whole it is kept whole (order cannot matter).
-    Otherwise the k best remaining blocks are found by a partial selection of the negated
-    scores, with every block tied at the threshold included so a round is always a prefix
-    of the remaining ranking; they are sorted stably and walked exactly as ``select``
-    walks.  k aims a little past what is left (from the mean remaining cost), so a typical
-    budget takes a few rounds over ever fewer blocks; after ``_MAX_ROUNDS`` the remainder
-    is ranked whole.  prefix stops at the first block that does not fit and marks every
-    block not yet walked cut off.  Returns the cost kept.
+    The blocks scoring at or above any threshold (ties included) are a prefix of the
+    ranking, and a prefix whose total cost fits is kept whole whatever its inner order.
+    So the walk goes in rounds over the remaining blocks (kept in tie order), one pass each:
+
+    - first_fit never keeps a block costing more than what is left, and what is left only
+      shrinks, so such blocks are dropped (their reason stays "skipped");
+    - the others split at a threshold placed from a sample of their scores and costs:
+      a bulk round aims a little short of what is left and usually fits whole, so it is
+      kept unsorted; when it does not fit, or little is left, the prefix (aimed a little
+      past what is left) is sorted stably and walked exactly as ``select`` walks.
+
+    The walk ends when what is left is below the cheapest block.  After ``_MAX_ROUNDS``
+    rounds the remainder is ranked whole.  prefix stops at the first block that does not
+    fit; the blocks not yet walked stay "cut off".  Returns the cost kept.
     """
     n = scores.shape[0]
+    reasons[:] = cutoff_code if prefix else skipped_code
     act = order.copy()  # the remaining blocks, in tie order
+    cand = np.empty(n, dtype=np.int64)
+    cheapest = costs.min() if n else 0
     m = n
     rem = budget
-    rounds = 0
-    while m > 0:
-        total = 0
+    for rounds in range(1, n + 1):
+        if m == 0 or not prefix and rem < cheapest:  # nothing left can fit
+            break
+        if rounds > _MAX_ROUNDS:
+            threshold = -np.inf
+        else:
+            threshold = _threshold(scores, costs, act, m, rem, prefix, _UNDERSHOOT)
+        count = 0
+        cost = 0
         w = 0
         for a in range(m):
             i = act[a]
             if prefix or costs[i] <= rem:
-                act[w] = i
-                w += 1
-                total += costs[i]
-            else:
-                reasons[i] = skipped_code
+                if scores[i] >= threshold:
+                    cand[count] = i
+                    count += 1
+                    cost += costs[i]
+                else:
+                    act[w] = i
+                    w += 1
         m = w
-        if m == 0:
-            break
-        if total <= rem:
-            for a in range(m):
-                i = act[a]
-                mask[i] = True
-                reasons[i] = kept_reason[i]
-            rem -= total
-            break
-        rounds += 1
-        k = m if rounds > _MAX_ROUNDS else min(m, max(_MIN_ROUND, int(_OVERSHOOT * rem * m / total) + 1))
-        keys = np.empty(m, dtype=np.float64)
-        for a in range(m):
-            keys[a] = -scores[act[a]]
-        threshold = np.inf if k == m else np.partition(keys, k - 1)[k - 1]
-        count = 0
-        for a in range(m):
-            if keys[a] <= threshold:
-                count += 1
-        cand = np.empty(count, dtype=np.int64)
-        cand_keys = np.empty(count, dtype=np.float64)
-        c = 0
-        w = 0
-        for a in range(m):
-            if keys[a] <= threshold:
-                cand[c] = act[a]
-                cand_keys[c] = keys[a]
-                c += 1
-            else:
-                act[w] = act[a]
-                w += 1
-        m = w
-        walk = _stable_order(cand_keys)
+        if cost <= rem:
+            for c in range(count):
+                mask[cand[c]] = True
+                reasons[cand[c]] = kept_reason[cand[c]]
+            rem -= cost
+            continue
+        keys = np.empty(count, dtype=np.float64)
+        for c in range(count):
+            keys[c] = -scores[cand[c]]
+        walk = _stable_order(keys)
         for j in range(count):
             i = cand[walk[j]]
             if costs[i] <= rem:
                 rem -= costs[i]
                 mask[i] = True
                 reasons[i] = kept_reason[i]
-            else:
+            elif prefix:
                 reasons[i] = skipped_code
-                if prefix:
-                    for jj in range(j + 1, count):
-                        reasons[cand[walk[jj]]] = cutoff_code
-                    for a in range(m):
-                        reasons[act[a]] = cutoff_code
-                    return budget - rem
+                return budget - rem
     return budget - rem
