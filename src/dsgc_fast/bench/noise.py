@@ -21,7 +21,8 @@ import numpy as np
 
 from .scenarios import Scenario
 
-NOISE_KINDS: tuple[str, ...] = ("none", "drop", "spurious_random", "spurious_honeypot")
+SPURIOUS_KINDS: tuple[str, ...] = ("spurious_random", "spurious_honeypot")
+NOISE_KINDS: tuple[str, ...] = ("none", "drop", *SPURIOUS_KINDS)
 _STREAM = {"drop": 1, "spurious_random": 2, "spurious_honeypot": 3}
 
 

@@ -26,8 +26,8 @@ import numpy as np
 from dsgc_fast.encoders import CachedEncoder, make_encoder
 
 from . import diagnostics
-from .noise import perturb_edges
-from .scenarios import Scenario, generate
+from .noise import NOISE_KINDS, perturb_edges
+from .scenarios import STRENGTHS, TEMPLATES, Scenario, generate
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,12 @@ class Encodings:
 
 
 def _sort_key(rec: dict) -> tuple:
-    return (*(rec[f.name] for f in fields(Condition)), rec["seed"])
+    """Encoder, then templates and methods in registry order, then the other fields, then seed."""
+    order = {"template": list(TEMPLATES), "method": list(METHODS), "honeypot": list(STRENGTHS), "noise": list(NOISE_KINDS)}
+    ranked = {k: v.index(rec[k]) for k, v in order.items()}
+    rest = [f.name for f in fields(Condition) if f.name not in ("encoder", *order)]
+    return (rec["encoder"], ranked["template"], ranked["method"], ranked["honeypot"], ranked["noise"],
+            *(rec[k] for k in rest), rec["seed"])
 
 
 def run(

@@ -176,8 +176,8 @@ ROLE = Template(
         "easy": (
             "Backup tapes are rotated to the offsite vault monthly.",
             "The production floor was quiet during the audit.",
-            "Old snapshots are compressed before archiving.",
-            "Nobody may park in the loading bay.",
+            "Interns may delete their own draft documents.",
+            "The backup generator was serviced in spring.",
         ),
         "medium": (
             "Requests to delete the production backup are logged.",
@@ -215,7 +215,7 @@ PROFILE = Template(
         "easy": (
             "The collector dashboard was redesigned in spring.",
             "Telemetry retention is ninety days.",
-            "Relay hardware is replaced every five years.",
+            "Telemetry dashboards refresh every minute.",
             "Nobody may send parcels from the mailroom after six.",
         ),
         "medium": (

@@ -1,0 +1,82 @@
+"""dsgc-bench end to end: outputs, determinism, fast/ref agreement, every suite, sentence cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dsgc_fast.bench.cli import main
+from dsgc_fast.bench.runner import METHODS, Condition, Encodings, run
+from dsgc_fast.bench.suites import SUITES
+
+
+def bench(*args: str) -> int:
+    return main([*args, "--no-progress"])
+
+
+def test_main_suite_writes_outputs_and_raw_json_is_deterministic(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out in (a, b):
+        assert bench("main", "--seeds", "3", "--encoder", "lexical", "--out", str(out)) == 0
+    raw = (a / "raw-main.json").read_bytes()
+    assert raw == (b / "raw-main.json").read_bytes()
+    records = json.loads(raw)["records"]
+    assert len(records) == 4 * 3 * 3
+    assert {r["method"] for r in records} == {"similarity", "no_graph", "dsgc"}
+    summary = json.loads((a / "summary-main.json").read_text())
+    assert summary["timing"]["runs"] == len(records)
+    assert {c["claim"] for c in summary["checks"]} >= {"targets, dsgc >= 0.85 (lexical)"}
+    report = (a / "REPORT.md").read_text()
+    assert "Table 1" in report and "Table 3" in report and "Calibration history" in report
+    assert (a / "plots" / "main-retention.png").stat().st_size > 1000
+
+
+def test_fast_and_ref_engines_agree_run_by_run():
+    conds = [Condition(template=t, encoder="lexical", method=m) for t in ("expense", "profile") for m in METHODS]
+    conds += [Condition(template="role", encoder="lexical", method="dsgc", noise="spurious_honeypot", noise_rate=0.5)]
+    conds += [Condition(template="role", encoder="lexical", method="dsgc", multiplier=1.0, lambda_pi=0.5)]
+    encodings = Encodings()
+    fast = run(conds, range(3), encodings, impl="fast")
+    ref = run(conds, range(3), encodings, impl="ref")
+    assert fast == ref
+
+
+def test_unknown_method_and_impl_are_rejected():
+    with pytest.raises(ValueError, match="method must be one of"):
+        Condition(template="role", encoder="lexical", method="pagerank")
+    with pytest.raises(ValueError, match="impl must be one of"):
+        run([Condition(template="role", encoder="lexical", method="dsgc")], [0], Encodings(), impl="gpu")
+
+
+def test_reproduce_runs_every_suite(tmp_path):
+    assert bench("reproduce", "--seeds", "1", "--encoder", "lexical", "--out", str(tmp_path)) == 0
+    report = (tmp_path / "REPORT.md").read_text()
+    for name, suite in SUITES.items():
+        assert (tmp_path / f"raw-{name}.json").exists()
+        assert f"## {suite.title}" in report
+    scaling = json.loads((tmp_path / "raw-scaling.json").read_text())["records"]
+    assert max(r["total_blocks"] for r in scaling) == 10000
+    noisy = [r for r in json.loads((tmp_path / "raw-graph-noise.json").read_text())["records"] if r["noise"] != "none"]
+    assert noisy and all("edges_added" in r and "edges_dropped" in r for r in noisy)
+
+
+def test_module_entry_point_renders_the_report(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "dsgc_fast.bench", "report", "--out", str(tmp_path)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "REPORT.md").read_text().startswith("# dsgc benchmark report")
+
+
+@pytest.mark.sentence
+def test_sentence_main_suite_reuses_its_encodings(tmp_path):
+    args = ("main", "--seeds", "1", "--encoder", "sentence", "--out", str(tmp_path))
+    assert bench(*args) == 0
+    assert (tmp_path / "cache" / "encodings-sentence.npz").exists()
+    first = (tmp_path / "raw-main.json").read_bytes()
+    assert bench(*args) == 0
+    assert json.loads((tmp_path / "summary-main.json").read_text())["timing"]["encode_seconds"] == 0.0
+    assert (tmp_path / "raw-main.json").read_bytes() == first
