@@ -97,7 +97,7 @@ def similarity_rows(queries: np.ndarray, embs: np.ndarray, mode: str = "exact") 
     a = np.empty((m, n), dtype=np.float64)
     for k in range(m):
         kernel(embs, queries[k], a[k])
-    if n and not np.isfinite(a).all():
+    if n and not np.isfinite(a.sum()) and not np.isfinite(a).all():  # a finite sum: all finite
         row = int(np.flatnonzero(~np.isfinite(a).all(axis=0))[0])
         if not np.isfinite(embs[row]).all():
             raise ValueError(f"block_embs contains NaN or inf (row {row})")
@@ -148,7 +148,10 @@ def kept_reasons(policy: str, relevance: np.ndarray, support: np.ndarray, lambda
     """int8 reason a block gets if the ranking admits it (recency, relevance or propagation)."""
     if policy == "recency":
         return np.full(relevance.shape[0], Reason.KEPT_RECENCY, dtype=np.int8)
-    return np.where(lambda_pi * support > relevance, Reason.KEPT_PROPAGATION, Reason.KEPT_RELEVANCE).astype(np.int8)
+    out = np.empty(relevance.shape[0], dtype=np.int8)
+    kernel = _pick(out.shape[0], selection_kernels.kept_codes, selection_kernels.kept_codes_par)
+    kernel(relevance, support, lambda_pi, np.int8(Reason.KEPT_PROPAGATION), np.int8(Reason.KEPT_RELEVANCE), out)
+    return out
 
 
 def _empty(budget: int, policy: str, selection: str) -> Retention:
