@@ -1,0 +1,165 @@
+"""The retention invariants, property-tested on random stores for every policy.
+
+For each random store (embeddings with forced ties, costs with zeros, cyclic graphs,
+referents, live roots, escalation-sized budgets; from ``test_pins.pinned_cases``) and every
+policy: the retained cost is at most the budget; every block is retained or evicted exactly
+once with a reason that agrees; the live roots and their referent closure are never evicted
+(kept, or replaced by the binding table); a repeated call gives the same bits; permuting
+the blocks (edges, uses/binds, live and ``order`` remapped alike) permutes the result; and
+``dsgc_fast`` equals ``dsgc_ref``.  Tool-call units are checked through the message adapters.
+Thread-count independence is tested in tests/test_threads.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dsgc_fast
+import dsgc_ref
+from dsgc_fast.encoders import LexicalEncoder
+from dsgc_fast.messages import add_messages, check_messages, compact_messages, to_messages
+from dsgc_fast.store import MemoryStore
+from dsgc_ref.contract import POLICIES, SELECTIONS, Reason
+
+from ._cases import assert_same, examples
+from .test_messages import conversations, units_of
+from .test_pins import pinned_cases, run_both
+
+ARRAYS = ("retained", "mask", "rank", "scores", "relevance", "propagated", "similarity", "reasons", "pinned")
+
+
+def bits(result) -> list[bytes]:
+    return [np.ascontiguousarray(getattr(result, name)).tobytes() for name in ARRAYS]
+
+
+def check_decision(got, n: int, costs, budget: int, roots: set[int], live_closure: list[int]) -> None:
+    """Budget, exactly-once partition, reasons, and the pinned closure never evicted."""
+    table_cost = got.binding_table.cost if got.binding_table is not None else 0
+    assert got.used == int(np.asarray(costs)[got.retained].sum()) + table_cost <= budget
+    assert got.mask.shape == (n,) and got.reasons.shape == (n,)
+    assert got.retained.tolist() == np.flatnonzero(got.mask).tolist()
+    assert sorted(got.retained.tolist() + got.evicted.tolist()) == list(range(n))
+    assert [Reason(int(r)).kept for r in got.reasons] == got.mask.tolist()
+    assert got.pinned.tolist() == live_closure
+    assert all(got.mask[r] for r in roots)
+    for i in live_closure:
+        assert got.mask[i] or (got.binding_table is not None and got.reasons[i] == Reason.TABLED)
+
+
+@given(pinned_cases())
+@settings(max_examples=examples(0.6))
+def test_invariants_for_every_policy(case):
+    q, embs, costs, budget, kwargs = case
+    n = embs.shape[0]
+    roots = set(kwargs.get("live") or [])
+    closure = dsgc_fast.pin_closure(sorted(roots), kwargs["uses"], kwargs["binds"], order=kwargs.get("order"),
+                                    binders=kwargs.get("binders")).tolist()  # fmt: skip
+    for policy in POLICIES:
+        kwargs["policy"] = policy
+        fast, ref = run_both(q, embs, costs, budget, **kwargs)
+        if isinstance(ref, Exception):  # the pinned set cannot fit: both refuse, identically
+            assert isinstance(fast, dsgc_ref.ReferentEvictionError) and str(fast) == str(ref)
+            continue
+        assert_same(fast, ref)
+        check_decision(fast, n, costs, budget, roots, closure)
+        try:  # an unrelated call in between
+            dsgc_fast.retain(q[::-1] if np.ndim(q) == 1 else q, embs, costs, budget // 2, **kwargs)
+        except dsgc_ref.ReferentEvictionError:
+            pass
+        again = dsgc_fast.retain(q, embs, costs, budget, **kwargs)
+        assert bits(again) == bits(fast)
+
+
+def permuted(perm: np.ndarray, q, embs, costs, kwargs: dict) -> tuple:
+    """The same store with block k of the new input being block perm[k] of the old one."""
+    n = embs.shape[0]
+    inv = np.empty(n, dtype=np.int64)
+    inv[perm] = np.arange(n)
+    out = dict(kwargs)
+    edges = np.asarray(kwargs["edges"], dtype=np.int64).reshape(-1, 2)
+    out["edges"] = inv[edges]
+    order = kwargs.get("order")
+    out["order"] = inv[np.asarray(order)] if order is not None else inv  # the same tie sequence
+    out["uses"] = [kwargs["uses"][i] for i in perm]
+    out["binds"] = [kwargs["binds"][i] for i in perm]
+    if kwargs.get("live") is not None:
+        out["live"] = inv[np.asarray(kwargs["live"], dtype=np.int64)].tolist()
+    if kwargs.get("binders"):
+        out["binders"] = {x: int(inv[i]) for x, i in kwargs["binders"].items()}
+    return q, embs[perm], np.asarray(costs)[perm], out
+
+
+def near_tied(scores: np.ndarray, i: int) -> bool:
+    """Block i's score is within 1e-12 (relative) of another block's."""
+    gap = np.abs(scores - scores[i]) <= 1e-12 * max(1.0, float(np.abs(scores).max()))
+    return int(gap.sum()) > 1
+
+
+@given(pinned_cases(), st.integers(0, 2**32 - 1))
+@settings(max_examples=examples(0.8))
+def test_permuting_the_input_permutes_the_output(case, seed):
+    q, embs, costs, budget, kwargs = case
+    perm = np.random.default_rng(seed).permutation(embs.shape[0])
+    pq, pembs, pcosts, pkwargs = permuted(perm, q, embs, costs, kwargs)
+    try:
+        a = dsgc_fast.retain(q, embs, costs, budget, **kwargs)
+    except dsgc_ref.ReferentEvictionError:
+        with pytest.raises(dsgc_ref.ReferentEvictionError):
+            dsgc_fast.retain(pq, pembs, pcosts, budget, **pkwargs)
+        return
+    b = dsgc_fast.retain(pq, pembs, pcosts, budget, **pkwargs)
+    assert b.similarity.tobytes() == a.similarity[perm].tobytes()  # per-row dot products: exact
+    assert b.pinned.tolist() == sorted(np.argsort(perm)[a.pinned].tolist())
+    kept_a, kept_b = set(a.retained.tolist()), set(perm[b.retained].tolist())
+    if b.scores.tobytes() == a.scores[perm].tobytes():
+        assert kept_b == kept_a and b.rank.tolist() == np.argsort(perm)[a.rank].tolist()
+        return
+    # softmax denominators and propagation sums run in index order, so a permutation can move
+    # a weighted score by an ulp (see test_mathematical_tie_is_broken_by_summation_order)
+    assert kwargs["policy"] in ("dsgc", "no_graph")
+    np.testing.assert_allclose(b.scores, a.scores[perm], rtol=1e-12, atol=0)
+    assert all(near_tied(a.scores, i) for i in kept_a ^ kept_b)
+
+
+@pytest.mark.xfail(strict=True, reason="sums run in index order: a mathematical tie is broken by rounding, "
+                   "not by `order`, so permuting the blocks changes the kept block (reported to the lead)")  # fmt: skip
+def test_mathematical_tie_is_broken_by_summation_order():
+    """P1 (block 0) and P2 (block 1) tie: each is a prerequisite of three blocks with the same
+    relevances, summed as (a + b) + c for P1 but (c + b) + a for P2 (dependents ascending)."""
+    e = np.array([0.0, 0.0, 0.35, 0.82, 0.33, 0.33, 0.82, 0.35])[:, None]
+    costs = np.array([10, 10, 100, 100, 100, 100, 100, 100])
+    edges = np.array([(2, 0), (3, 0), (4, 0), (5, 1), (6, 1), (7, 1)])
+    a = dsgc_fast.retain([1.0], e, costs, 10, edges=edges, tau=1.0)
+    perm = np.arange(8)[::-1].copy()
+    q, pe, pc, kw = permuted(perm, [1.0], e, costs, {"edges": edges, "uses": [()] * 8, "binds": [None] * 8})
+    b = dsgc_fast.retain(q, pe, pc, 10, edges=kw["edges"], order=kw["order"], tau=1.0)
+    assert a.retained.tolist() == [0]  # the tie goes to the first block in `order`
+    assert perm[b.retained].tolist() == [0]
+
+
+@given(
+    conversations(pin=True),
+    st.lists(st.tuples(st.integers(0, 120), st.sampled_from(POLICIES), st.sampled_from(SELECTIONS)), min_size=1, max_size=4),
+)
+@settings(max_examples=examples(0.5))
+def test_tool_units_never_split_for_any_policy_or_selection(messages, steps):
+    store = MemoryStore(encoder=LexicalEncoder())
+    ids = add_messages(store, messages)
+    units = units_of(messages, ids)
+    for budget, policy, selection in steps:
+        try:
+            report = compact_messages(store, budget, policy=policy, selection=selection)
+        except dsgc_ref.ReferentEvictionError:
+            continue
+        assert report.used <= budget and store.used <= budget
+        active, archived = set(store.ids()), set(store.archived_ids())
+        assert not active & archived and len(active | archived) == store.total
+        for unit in units:
+            assert unit <= active or not unit & active
+        check_messages(to_messages(store))
+        store.recall(store.archived_ids()[:3])  # partial recalls bring whole units back
+        for unit in units:
+            assert unit <= set(store.ids()) or not unit & set(store.ids())
