@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import Reason, check_budget, check_parameters
+from dsgc_ref.contract import check_budget, check_parameters
 
 from . import _validate
 from ._config import PARALLEL_MIN_N
 from .kernels import batch as kernels
-from .retain import Retention, _pick, check_mode, kept_reasons
+from .retain import REASON_CODES, Retention, _pick, check_finite, check_mode, score_rule
 
 
 @dataclass
@@ -171,29 +171,19 @@ def retain_batch(
     budget = _budgets(budgets, n_stores)
     dependent, prerequisite, e_off = _local_edges(edges, edge_offsets, off)
 
-    lam = 0.0 if policy == "no_graph" else lambda_pi
-    rule = {"similarity": kernels.SIMILARITY, "recency": kernels.RECENCY}.get(policy, kernels.WEIGHTED)
-    sim, rel, pi, scores = (np.empty(n, dtype=np.float64) for _ in range(4))
-    ranking = np.empty(n, dtype=np.int64)
-    _pick(n, kernels.score_stores, kernels.score_stores_par)(
-        embs, queries, query_of, off, cost, dependent, prerequisite, e_off,
-        tau, lam, density_exponent, hops, decay, rule, mode == "fast",
-        sim, rel, pi, scores, ranking,
-    )  # fmt: skip
-    if n and not np.isfinite(sim).all():
-        row = int(np.flatnonzero(~np.isfinite(sim))[0])
-        if not np.isfinite(embs[row]).all():
-            raise ValueError(f"block_embs contains NaN or inf (row {row})")
-        raise ValueError("query_embs . block_embs overflows float64; rescale the embeddings")
-
     csum = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(cost, out=csum[1:])
     effective = np.minimum(budget, csum[off[1:]] - csum[off[:-1]])
+    sim, rel, pi, scores = (np.empty(n, dtype=np.float64) for _ in range(4))
+    ranking = np.empty(n, dtype=np.int64)
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
     used = np.zeros(n_stores, dtype=np.int64)
-    _pick(n, kernels.select_stores, kernels.select_stores_par)(
-        ranking, cost, off, effective, selection == "prefix", kept_reasons(policy, rel, pi, lam),
-        np.int8(Reason.SKIPPED_NO_FIT), np.int8(Reason.EVICTED_CUTOFF), mask, reasons, used,
+    _pick(n, kernels.retain_stores, kernels.retain_stores_par)(
+        embs, queries, query_of, off, cost, dependent, prerequisite, e_off, effective,
+        tau, 0.0 if policy == "no_graph" else lambda_pi, density_exponent, hops, decay, score_rule(policy),
+        selection == "prefix", mode == "fast", REASON_CODES,
+        sim, rel, pi, scores, ranking, mask, reasons, used,
     )  # fmt: skip
+    check_finite(sim, embs)
     return BatchRetention(off, mask, ranking, scores, rel, pi, sim, reasons, used, budget, policy, selection)

@@ -14,7 +14,7 @@ from . import _validate
 from ._config import PARALLEL_MIN_N
 from .graph import DependencyGraph, as_graph
 from .kernels import pins as pin_kernels
-from .kernels import propagation, scoring
+from .kernels import pipeline, propagation, scoring
 from .kernels import selection as selection_kernels
 from .pins import ReferentIndex, as_index, closure, table_for
 
@@ -69,6 +69,18 @@ class Retention:
         return Reason(int(self.reasons[i]))
 
 
+#: ``kernels.pipeline`` reason codes: kept by support, by relevance, by recency; skipped; cut off
+REASON_CODES = np.array(
+    [Reason.KEPT_PROPAGATION, Reason.KEPT_RELEVANCE, Reason.KEPT_RECENCY, Reason.SKIPPED_NO_FIT, Reason.EVICTED_CUTOFF],
+    dtype=np.int8,
+)
+
+
+def score_rule(policy: str) -> int:
+    """The ``kernels.pipeline`` score rule of a policy (no_graph is WEIGHTED with lambda_pi 0)."""
+    return {"similarity": pipeline.SIMILARITY, "recency": pipeline.RECENCY}.get(policy, pipeline.WEIGHTED)
+
+
 def _pick(n: int, serial, parallel):
     return parallel if n >= PARALLEL_MIN_N else serial
 
@@ -97,12 +109,17 @@ def similarity_rows(queries: np.ndarray, embs: np.ndarray, mode: str = "exact") 
     a = np.empty((m, n), dtype=np.float64)
     for k in range(m):
         kernel(embs, queries[k], a[k])
-    if n and not np.isfinite(a.sum()) and not np.isfinite(a).all():  # a finite sum: all finite
-        row = int(np.flatnonzero(~np.isfinite(a).all(axis=0))[0])
+    check_finite(a, embs)
+    return a
+
+
+def check_finite(a: np.ndarray, embs: np.ndarray) -> None:
+    """Raise ValueError unless every similarity in ``a`` ((N,) or (m, N)) is finite."""
+    if a.size and not np.isfinite(a.sum()) and not np.isfinite(a).all():  # a finite sum: all finite
+        row = int(np.flatnonzero(~np.isfinite(a.reshape(-1, embs.shape[0])).all(axis=0))[0])
         if not np.isfinite(embs[row]).all():
             raise ValueError(f"block_embs contains NaN or inf (row {row})")
         raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
-    return a
 
 
 def mixture(a: np.ndarray, weights: np.ndarray, tau: float | None) -> np.ndarray:
@@ -152,6 +169,32 @@ def kept_reasons(policy: str, relevance: np.ndarray, support: np.ndarray, lambda
     kernel = _pick(out.shape[0], selection_kernels.kept_codes, selection_kernels.kept_codes_par)
     kernel(relevance, support, lambda_pi, np.int8(Reason.KEPT_PROPAGATION), np.int8(Reason.KEPT_RELEVANCE), out)
     return out
+
+
+#: stores up to this size with one query, input tie order and no pinning take ``_retain_small``
+SMALL_N = 2048
+
+
+def _retain_small(
+    q: np.ndarray, embs: np.ndarray, cost: np.ndarray, graph: DependencyGraph, budget: int, policy: str,
+    selection: str, lambda_pi: float, tau: float, hops: int, decay: float, density_exponent: float, mode: str,
+) -> Retention:  # fmt: skip
+    """The lean path: every stage in one ``kernels.pipeline.retain_store`` call (same bits)."""
+    n = embs.shape[0]
+    sim, rel, pi, scores = (np.empty(n, dtype=np.float64) for _ in range(4))
+    ranking = np.empty(n, dtype=np.int64)
+    mask = np.zeros(n, dtype=np.bool_)
+    reasons = np.empty(n, dtype=np.int8)
+    used = pipeline.retain_store(
+        embs, q, cost, graph.dep_indptr, graph.dep_indices, min(budget, int(cost.sum())),
+        tau, 0.0 if policy == "no_graph" else lambda_pi, density_exponent, hops, decay, score_rule(policy),
+        selection == "prefix", mode == "fast", REASON_CODES,
+        sim, rel, pi, scores, ranking, mask, reasons,
+    )  # fmt: skip
+    check_finite(sim, embs)
+    return Retention(
+        np.flatnonzero(mask), mask, scores, rel, pi, sim, reasons, int(used), budget, policy, selection, _rank=ranking
+    )
 
 
 def _empty(budget: int, policy: str, selection: str) -> Retention:
@@ -228,6 +271,11 @@ def retain(
     seq = _validate.order(order, n)
     if n == 0:
         return _empty(budget, policy, selection)
+    pins = live is not None or uses is not None or binds is not None or referents is not None
+    if n <= SMALL_N and queries.shape[0] == 1 and order is None and not pins:
+        return _retain_small(
+            queries[0], embs, cost, graph, budget, policy, selection, lambda_pi, tau, hops, decay, density_exponent, mode
+        )
 
     a = similarity_rows(queries, embs, mode)
     similarity = mixture(a, weights, None)
@@ -250,7 +298,7 @@ def retain(
     reasons = np.empty(n, dtype=np.int8)
     pinned = np.empty(0, dtype=np.int64)
     table = None
-    if live is None and uses is None and binds is None and referents is None:
+    if not pins:
         used = selection_kernels.select_budgeted(
             scores,
             seq,

@@ -1,0 +1,60 @@
+"""The whole retention of one store in one kernel call (single query, input tie order).
+
+``retain`` uses it for small stores, where calling the stages one by one from Python
+costs more than the arithmetic, and ``retain_batch`` runs it once per store.  It only
+sequences the serial kernels ``retain`` runs stage by stage (similarity, softmax,
+propagation, combination, kept-reason codes, ranking, greedy selection), so it computes
+the same bits.  It calls kernels defined in other files, whose edits Numba's cache does not
+notice: after editing them in a working tree, clear ``__pycache__``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._config import JIT
+from .propagation import k_hop, one_hop
+from .scoring import combine, similarity, similarity_fast, softmax
+from .selection import kept_codes, rank, select
+
+#: score rules (the ``rule`` argument): by a, by (r + lambda_pi * pi) / c ** density, by position
+SIMILARITY, WEIGHTED, RECENCY = 0, 1, 2
+
+
+@numba.njit(**JIT)
+def retain_store(
+    embs, q, costs, dep_indptr, dep_indices, budget,
+    tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
+    sim, rel, pi, scores, ranking, mask, reasons,
+):  # fmt: skip
+    """Score, rank and select one store into the given output arrays; returns the cost kept.
+
+    ``codes`` = (kept by support, kept by relevance, kept by recency, skipped, cut off) as
+    int8 ``Reason`` codes; ``budget`` is already capped at the total cost; ``mask`` arrives
+    all False.  ``ranking`` gets every index, best first (ties in input order).
+    """
+    n = costs.shape[0]
+    if fast:
+        similarity_fast(embs, q, sim)
+    else:
+        similarity(embs, q, sim)
+    softmax(sim, tau, rel)
+    if hops == 1:
+        one_hop(dep_indptr, dep_indices, rel, pi)
+    else:
+        k_hop(dep_indptr, dep_indices, rel, hops, decay, 1, pi)
+    kept = np.empty(n, dtype=np.int8)
+    if rule == SIMILARITY:
+        scores[:] = sim
+    elif rule == RECENCY:
+        for i in range(n):
+            scores[i] = np.float64(i)
+    else:
+        combine(rel, pi, costs, lambda_pi, density_exponent, scores)
+    if rule == RECENCY:
+        kept[:] = codes[2]
+    else:
+        kept_codes(rel, pi, lambda_pi, codes[0], codes[1], kept)
+    ranking[:] = rank(scores, np.arange(n))
+    return select(ranking, costs, budget, prefix, kept, codes[3], codes[4], mask, reasons)
