@@ -26,6 +26,8 @@ reproduce: $(STAMP)
 # A long randomized campaign over every entry point (minutes); `make test` runs a short one.
 fuzz: $(STAMP)
 	DSGC_HYPOTHESIS_PROFILE=long $(PY) -m pytest tests -k fuzz -p no:cacheprovider
+	DSGC_HYPOTHESIS_PROFILE=long DSGC_SOAK_CYCLES=20000 DSGC_CRASH_KILLS=25 $(PY) -m pytest -p no:cacheprovider \
+		tests/test_invariants.py tests/test_soak.py tests/test_store_crash.py tests/test_store_crash_save.py
 
 # asv against the installed package, results under .asv/ (git-ignored); BENCH=regex filters.
 # OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are unset for this command only (they slow current numpy).
