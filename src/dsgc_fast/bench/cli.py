@@ -4,11 +4,14 @@
     dsgc-bench reproduce --out results            # every suite, then the report
     dsgc-bench scaling --encoder lexical --seeds 5
     dsgc-bench report --out results               # re-render REPORT.md from the summaries
+    dsgc-bench referents | induction --out results # the referent-session and induction suites
 
 For each suite, ``OUT/raw-<suite>.json`` holds every run (deterministic: no timestamps, two
 runs give identical files), ``OUT/summary-<suite>.json`` the aggregated cells, analyses,
 checks and timing; ``OUT/REPORT.md`` and ``OUT/plots/*.png`` cover every suite found in OUT.
 Sentence encodings are kept in ``OUT/cache/`` and reused by later suites and runs.
+``reproduce`` runs the paper suites, then the referent-session and induction suites (their
+own outputs: ``referents.md``, ``induction.md``).
 """
 
 from __future__ import annotations
@@ -30,9 +33,15 @@ from .runner import IMPLS, Encodings, run
 from .suites import SUITES
 
 
+#: suites with their own generators, metrics and reports (referent pinning, edge induction)
+OTHER_SUITES: tuple[str, ...] = ("referents", "induction")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dsgc-bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("suite", choices=[*SUITES, "referents", "induction", "reproduce", "report"], help="suite to run, 'reproduce' (all) or 'report'")
+    p.add_argument(
+        "suite", choices=[*SUITES, *OTHER_SUITES, "reproduce", "report"], help="suite to run, 'reproduce' (all) or 'report'"
+    )
     p.add_argument("--seeds", type=int, default=15, help="number of seeds, 0..N-1 (default 15)")
     p.add_argument("--encoder", choices=[*ENCODER_NAMES, "both"], default="both", help="encoder(s) (default both)")
     p.add_argument("--out", type=Path, default=Path("results"), help="output directory (default results)")
@@ -74,7 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     encoders = list(ENCODER_NAMES) if args.encoder == "both" else [args.encoder]
     progress = not args.no_progress and sys.stderr.isatty()
-    names = list(SUITES) if args.suite == "reproduce" else [] if args.suite in ("report", "referents", "induction") else [args.suite]
+    reproduce = args.suite == "reproduce"
+    names = list(SUITES) if reproduce else [args.suite] if args.suite in SUITES else []
     encodings = Encodings(args.out / "cache", progress=progress)
     for name in names:
         summary = run_suite(
@@ -85,10 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{name}: {summary['timing']['runs']} runs in {summary['timing']['wall_seconds']:.1f} s"
             + (f"; not supported: {'; '.join(failed)}" if failed else "")
         )
-    if args.suite in ("referents", "reproduce"):  # referent sessions (issue 3): own generator and metrics
+    if args.suite == "referents" or reproduce:  # referent sessions (issue 3): own generator and metrics
         ref = run_referent_suite(args.out, range(args.seeds), encoders, cache_dir=args.out / "cache")
         print(f"referents: {ref['n_sessions']} sessions in {sum(ref['seconds'].values()):.1f} s")
-    if args.suite in ("induction", "reproduce"):  # induced edges and referents (issue 9)
+    if args.suite == "induction" or reproduce:  # induced edges and referents (issue 9)
         from .induction_suite import run as run_induction
 
         run_induction(range(args.seeds), encoders, out=args.out, cache_dir=args.out / "cache")

@@ -15,6 +15,9 @@ from .runner import METHODS  # noqa: E402
 from .templates import TEMPLATES  # noqa: E402
 
 Cell = dict[str, Any]
+#: overlapping series stay visible: each gets its own marker, size and dash pattern
+_MARKERS = ("o", "s", "D", "^", "v", "x")
+_STYLES = ("-", "--", ":", "-.")
 
 
 def _label(field: str, v: Any) -> str:
@@ -70,9 +73,10 @@ def lines(
         for col, t in enumerate(templates):
             ax = axes[r][col]
             mine = [c for c in cells if c["encoder"] == enc and c["template"] == t]
-            for s in dict.fromkeys(c[series] for c in mine):
+            for k, s in enumerate(dict.fromkeys(c[series] for c in mine)):
                 pts = sorted((c[x], c["full_chain"]) for c in mine if c[series] == s)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=_label(series, s))
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=_MARKERS[k % len(_MARKERS)],
+                        linestyle=_STYLES[k % len(_STYLES)], markersize=7 - k, label=_label(series, s))
             if logx:
                 ax.set_xscale("log")
             ax.set_ylim(-0.03, 1.05)
