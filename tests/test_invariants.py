@@ -163,3 +163,13 @@ def test_tool_units_never_split_for_any_policy_or_selection(messages, steps):
         store.recall(store.archived_ids()[:3])  # partial recalls bring whole units back
         for unit in units:
             assert unit <= set(store.ids()) or not unit & set(store.ids())
+
+
+@pytest.mark.parametrize("cost_fn", [lambda text: -5, lambda text: 1.5, lambda text: "3", lambda text: None])
+def test_a_bad_binding_table_cost_is_refused_not_charged(cost_fn):
+    """Regression: ``cost_fn`` returning -5 gave a table of cost -5 and ``used`` = -3 (the kept
+    blocks could exceed the budget); 1.5 was truncated to 1."""
+    uses, binds = [[], ["x"], []], [{"x": "v"}, None, None]
+    for module in (dsgc_fast, dsgc_ref):
+        with pytest.raises((ValueError, TypeError), match="cost_fn"):
+            module.retain([1.0, 1.0], [[1.0, 1.0]] * 3, [10, 1, 1], 3, live=[1], uses=uses, binds=binds, cost_fn=cost_fn)

@@ -173,7 +173,10 @@ def render_table(entries: Iterable[tuple[Hashable, Any, int]], cost_fn: Callable
     """Sort ``(referent, value, source_block)`` entries and render them as a ``BindingTable``."""
     rows = tuple(sorted(entries, key=lambda e: (e[2], str(e[0]))))
     text = "\n".join(f"{x}: {v} (block {b})" for x, v, b in rows)
-    return BindingTable(rows, text, int(cost_fn(text)) if rows else 0)
+    cost = cost_fn(text) if rows else 0
+    if not is_integer_scalar(cost) or int(cost) < 0:
+        raise ValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
+    return BindingTable(rows, text, int(cost))
 
 
 def orphans(
