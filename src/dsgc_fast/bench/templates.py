@@ -208,7 +208,7 @@ PROFILE = Template(
     pools={
         "service": ("orion-7", "vega-2", "lyra-9", "draco-4", "hydra-5", "cetus-3", "pavo-8", "ara-6"),
         "ticket": ("RT-114", "RT-208", "RT-315", "RT-442", "RT-570", "RT-693"),
-        "profile": ("amber", "slate", "ivory", "onyx", "coral", "jade"),
+        "profile": ("Amber", "Slate", "Ivory", "Onyx", "Coral", "Jade"),
         "permission": ("may", "cannot"),
     },
     honeypots={
