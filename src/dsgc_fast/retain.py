@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,9 +77,12 @@ REASON_CODES = np.array(
 )
 
 
+_SCORE_RULES = {"similarity": pipeline.SIMILARITY, "recency": pipeline.RECENCY}
+
+
 def score_rule(policy: str) -> int:
     """The ``kernels.pipeline`` score rule of a policy (no_graph is WEIGHTED with lambda_pi 0)."""
-    return {"similarity": pipeline.SIMILARITY, "recency": pipeline.RECENCY}.get(policy, pipeline.WEIGHTED)
+    return _SCORE_RULES.get(policy, pipeline.WEIGHTED)
 
 
 def _pick(n: int, serial, parallel):
@@ -87,6 +91,23 @@ def _pick(n: int, serial, parallel):
 
 #: ``retain(mode=...)``: "exact" (bit-identical to dsgc_ref) or "fast" (see ``retain``)
 MODES = ("exact", "fast")
+
+
+@functools.lru_cache(maxsize=64, typed=True)
+def _cached_parameters(*args: Any) -> tuple[str, str, float, float, int, float, float]:
+    return check_parameters(**dict(zip(_PARAMETER_NAMES, args)))
+
+
+_PARAMETER_NAMES = ("policy", "selection", "lambda_pi", "tau", "hops", "decay", "density_exponent")
+
+
+def parameters(*args: Any) -> tuple[str, str, float, float, int, float, float]:
+    """``check_parameters`` on (policy, selection, lambda_pi, tau, hops, decay, density_exponent),
+    memoized by value and type (an agent loop passes the same ones every call)."""
+    try:
+        return _cached_parameters(*args)
+    except TypeError:  # an unhashable argument: check it uncached (raises its own error)
+        return check_parameters(**dict(zip(_PARAMETER_NAMES, args)))
 
 
 def check_mode(mode: Any) -> str:
@@ -171,6 +192,8 @@ def kept_reasons(policy: str, relevance: np.ndarray, support: np.ndarray, lambda
     return out
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
 #: stores up to this size with one query, input tie order and no pinning take ``_retain_small``
 SMALL_N = 2048
 
@@ -181,20 +204,21 @@ def _retain_small(
 ) -> Retention:  # fmt: skip
     """The lean path: every stage in one ``kernels.pipeline.retain_store`` call (same bits)."""
     n = embs.shape[0]
-    sim, rel, pi, scores = (np.empty(n, dtype=np.float64) for _ in range(4))
+    out = np.empty((4, n), dtype=np.float64)
     ranking = np.empty(n, dtype=np.int64)
+    kept = np.empty(n, dtype=np.int64)
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
-    used = pipeline.retain_store(
-        embs, q, cost, graph.dep_indptr, graph.dep_indices, min(budget, int(cost.sum())),
+    used, count, finite = pipeline.retain_small(
+        embs, q, cost, graph.dep_indptr, graph.dep_indices, min(budget, _INT64_MAX),
         tau, 0.0 if policy == "no_graph" else lambda_pi, density_exponent, hops, decay, score_rule(policy),
         selection == "prefix", mode == "fast", REASON_CODES,
-        sim, rel, pi, scores, ranking, mask, reasons,
+        out, ranking, kept, mask, reasons,
     )  # fmt: skip
-    check_finite(sim, embs)
-    return Retention(
-        np.flatnonzero(mask), mask, scores, rel, pi, sim, reasons, int(used), budget, policy, selection, _rank=ranking
-    )
+    if not finite:
+        check_finite(out[0], embs)
+    sim, rel, pi, scores = out
+    return Retention(kept[:count], mask, scores, rel, pi, sim, reasons, int(used), budget, policy, selection, _rank=ranking)
 
 
 def _empty(budget: int, policy: str, selection: str) -> Retention:
@@ -251,31 +275,25 @@ def retain(
     not bit-identical to ``dsgc_ref``: scores move by about 1e-16 relative, so the result
     equals the exact mode's except where two scores differ by less than about 1e-9.
     """
-    policy, selection, lambda_pi, tau, hops, decay, density_exponent = check_parameters(
-        policy=policy,
-        selection=selection,
-        lambda_pi=lambda_pi,
-        tau=tau,
-        hops=hops,
-        decay=decay,
-        density_exponent=density_exponent,
+    policy, selection, lambda_pi, tau, hops, decay, density_exponent = parameters(
+        policy, selection, lambda_pi, tau, hops, decay, density_exponent
     )
     budget = check_budget(budget)
     mode = check_mode(mode)
     queries = _validate.query(query_emb)
     embs = _validate.embeddings("block_embs", block_embs, queries.shape[1])
     n = embs.shape[0]
-    weights = _validate.query_weights(query_weights, queries.shape[0])
     cost = _validate.costs(costs, n)
     graph = as_graph(edges, n)
-    seq = _validate.order(order, n)
-    if n == 0:
-        return _empty(budget, policy, selection)
     pins = live is not None or uses is not None or binds is not None or referents is not None
-    if n <= SMALL_N and queries.shape[0] == 1 and order is None and not pins:
+    if 0 < n <= SMALL_N and queries.shape[0] == 1 and query_weights is None and order is None and not pins:
         return _retain_small(
             queries[0], embs, cost, graph, budget, policy, selection, lambda_pi, tau, hops, decay, density_exponent, mode
         )
+    weights = _validate.query_weights(query_weights, queries.shape[0])
+    seq = _validate.order(order, n)
+    if n == 0:
+        return _empty(budget, policy, selection)
 
     a = similarity_rows(queries, embs, mode)
     similarity = mixture(a, weights, None)

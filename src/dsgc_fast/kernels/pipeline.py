@@ -58,3 +58,35 @@ def retain_store(
         kept_codes(rel, pi, lambda_pi, codes[0], codes[1], kept)
     ranking[:] = rank(scores, np.arange(n))
     return select(ranking, costs, budget, prefix, kept, codes[3], codes[4], mask, reasons)
+
+
+@numba.njit(**JIT)
+def retain_small(
+    embs, q, costs, dep_indptr, dep_indices, budget,
+    tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
+    out, ranking, kept, mask, reasons,
+):  # fmt: skip
+    """``retain_store`` for one call from Python, with the glue around it done here too.
+
+    ``out`` rows receive (similarity, relevance, propagated, scores); ``budget`` is capped at
+    the total cost here; ``kept[:count]`` receives the kept indices, ascending.  Returns
+    ``(used, count, finite)``, ``finite`` False when a similarity is NaN or infinite (the
+    caller raises; nothing here reads out of bounds on such values).
+    """
+    total = 0
+    for i in range(costs.shape[0]):
+        total += costs[i]
+    used = retain_store(
+        embs, q, costs, dep_indptr, dep_indices, min(budget, total),
+        tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
+        out[0], out[1], out[2], out[3], ranking, mask, reasons,
+    )  # fmt: skip
+    finite = True
+    for i in range(out.shape[1]):
+        finite = finite and np.isfinite(out[0, i])
+    count = 0
+    for i in range(mask.shape[0]):
+        if mask[i]:
+            kept[count] = i
+            count += 1
+    return used, count, finite
