@@ -16,6 +16,11 @@ memory    peak extra memory of one ``retain`` call per block (tracemalloc; NumPy
           allocations are both traced), with a prebuilt graph and with a raw edge list.
 latency   a fresh process: ``import dsgc_fast`` + the first ``retain``, with a cold (empty)
           and a warm Numba cache.
+batch     ``retain_batch`` over 100,000 stores of 20 blocks (d = 256) against the peer called
+          in a loop (timed on the first ``--batch-peer-stores`` stores, graph built per call,
+          as each call gets a new store) and ``retain`` in a loop; throughput in stores/s.
+pins      pin closure over 1,000,000 blocks with 4,000,000 use links against SciPy's
+          ``breadth_first_order`` from a virtual source linked to the live roots.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dsgc_fast  # noqa: E402
 from tools.numpy_peer import peer_graph, peer_retain  # noqa: E402
-from tools.synthetic import make_store  # noqa: E402
+from tools.synthetic import make_ragged, make_referents, make_store  # noqa: E402
 from tools.timing import interleaved  # noqa: E402
 
 D = 384
@@ -170,7 +175,71 @@ def latency_section() -> None:
             print(f"| {label} | {_fmt_time(imp)} | {_fmt_time(first)} | {_fmt_time(imp + first)} |", flush=True)
 
 
-SECTIONS = ("peer", "scaling", "memory", "latency")
+def batch_section(n_stores: int, peer_stores: int) -> None:
+    r = make_ragged(n_stores, 20, 256, seed=4)
+    stores = [r.store(s) for s in range(peer_stores)]
+
+    def batch() -> object:
+        return dsgc_fast.retain_batch(
+            r.queries, r.embs, r.offsets, r.costs, r.budgets, edges=r.edges, edge_offsets=r.edge_offsets
+        )
+
+    def batch_fast() -> object:
+        return dsgc_fast.retain_batch(
+            r.queries, r.embs, r.offsets, r.costs, r.budgets, edges=r.edges, edge_offsets=r.edge_offsets, mode="fast"
+        )
+
+    def peer_loop() -> None:
+        for s in stores:
+            peer_retain(s.query, s.embs, s.costs, s.budget, peer_graph(s.n, s.edges))
+
+    def retain_loop() -> None:
+        for s in stores:
+            dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=s.edges)
+
+    t_batch, t_fast, t_peer, t_loop = interleaved([batch, batch_fast, peer_loop, retain_loop], rounds=3, min_seconds=0.01)
+    rate = {
+        "retain_batch (exact)": n_stores / t_batch,
+        "retain_batch (fast)": n_stores / t_fast,
+        "peer in a loop": peer_stores / t_peer,
+        "retain in a loop": peer_stores / t_loop,
+    }
+    print(f"{n_stores:,} stores x 20 blocks, d = 256 (loops timed on {peer_stores:,} stores)\n")
+    print("| contender | stores per second | vs peer loop |")
+    print("|---|---:|---:|")
+    for name, value in rate.items():
+        print(f"| {name} | {value:,.0f} | {value / rate['peer in a loop']:.1f}x |", flush=True)
+
+
+def pins_section(n: int) -> None:
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+
+    from dsgc_fast.pins import closure
+
+    r = make_referents(n, 4.0, seed=5)
+    index = dsgc_fast.ReferentIndex.from_arrays(n, r.use_indptr, r.use_ids, r.bind_blocks, r.bind_ids)
+    indptr, needs = index.needs()
+    # the needs graph plus a virtual source n linked to every live root
+    graph = sp.csr_matrix(
+        (np.ones(needs.shape[0] + r.roots.shape[0]), np.concatenate([needs, r.roots]), np.r_[indptr, needs.shape[0] + r.roots.shape[0]]),
+        shape=(n + 1, n + 1),
+    )
+    mine = np.flatnonzero(closure(index, r.roots))
+    theirs = np.sort(breadth_first_order(graph, n, directed=True, return_predecessors=False)[1:])
+    assert np.array_equal(mine, theirs), "closure and breadth_first_order disagree"
+    t_mine, t_scipy = interleaved(
+        [lambda: closure(index, r.roots), lambda: breadth_first_order(graph, n, directed=True, return_predecessors=False)],
+        rounds=5,
+    )
+    print(f"{n:,} blocks, {needs.shape[0]:,} use links, {r.roots.shape[0]} live roots, closure of {mine.shape[0]:,} blocks\n")
+    print("| contender | time | vs breadth_first_order |")
+    print("|---|---:|---:|")
+    print(f"| dsgc_fast pin closure | {_fmt_time(t_mine)} | {t_mine / t_scipy:.2f}x |")
+    print(f"| scipy breadth_first_order | {_fmt_time(t_scipy)} | 1.00x |", flush=True)
+
+
+SECTIONS = ("peer", "scaling", "memory", "latency", "batch", "pins")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -179,6 +248,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 1_000, 100_000, 1_000_000])
     parser.add_argument("--scaling-sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
     parser.add_argument("--memory-n", type=int, default=1_000_000)
+    parser.add_argument("--batch-stores", type=int, default=100_000)
+    parser.add_argument("--batch-peer-stores", type=int, default=5_000)
+    parser.add_argument("--pins-n", type=int, default=1_000_000)
     args = parser.parse_args(argv)
     sections = args.sections or SECTIONS
     print(environment() + "\n")
@@ -189,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
             "scaling": lambda: scaling_section(args.scaling_sizes),
             "memory": lambda: memory_section(args.memory_n),
             "latency": latency_section,
+            "batch": lambda: batch_section(args.batch_stores, args.batch_peer_stores),
+            "pins": lambda: pins_section(args.pins_n),
         }[name]()
         print()
 

@@ -66,6 +66,21 @@ class Selection(_Scored):
     def time_rank(self, n):
         selection_kernels.rank(self.scores, self.order)
 
+    def time_select_budgeted(self, n):
+        """The walk ``retain`` uses: no full ranking."""
+        selection_kernels.select_budgeted(
+            self.scores,
+            self.order,
+            self.costs,
+            self.budget,
+            False,
+            self.kept,
+            np.int8(Reason.SKIPPED_NO_FIT),
+            np.int8(Reason.EVICTED_CUTOFF),
+            np.zeros(self.n, dtype=np.bool_),
+            np.empty(self.n, dtype=np.int8),
+        )
+
     def time_select_first_fit(self, n):
         mask = np.zeros(self.n, dtype=np.bool_)
         reasons = np.empty(self.n, dtype=np.int8)

@@ -27,6 +27,22 @@ class Retain:
         dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=self.graph, policy=policy)
 
 
+class RetainFast:
+    """``retain(..., mode="fast")`` (fast-math dot products), prebuilt graph."""
+
+    params = [SIZES]
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.s = store(n)
+        self.graph = dsgc_fast.DependencyGraph.from_edges(n, self.s.edges)
+        self.time_retain_fast(n)
+
+    def time_retain_fast(self, n):
+        s = self.s
+        dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=self.graph, mode="fast")
+
+
 class RetainEdges:
     """``retain`` given the raw (E, 2) edge list: the graph is built inside the call."""
 
