@@ -259,13 +259,19 @@ class Archive:
             )
 
     def restore_blocks(self, seqs: Iterable[int]) -> list[Block]:
-        """Move archived blocks back to ``active`` (one transaction); return them by seq."""
-        payload = json.dumps(sorted({int(s) for s in seqs}))
+        """Move archived blocks back to ``active`` (one transaction); return them by seq.
+
+        Raises ``ValueError`` (and moves nothing) if any of them is not in the archive table.
+        """
+        wanted = sorted({int(s) for s in seqs})
+        payload = json.dumps(wanted)
         with self.transaction():
             rows = self._conn.execute(
                 f"SELECT {_BLOCK_COLUMNS} FROM archive WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
                 (payload,),
             ).fetchall()
+            if len(rows) != len(wanted):
+                raise ValueError(f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing")
             self._conn.execute(
                 f"INSERT INTO active ({_BLOCK_COLUMNS}) SELECT {_BLOCK_COLUMNS} FROM archive "
                 "WHERE seq IN (SELECT value FROM json_each(?))",

@@ -23,7 +23,6 @@ import hashlib
 import os
 import re
 import time
-import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -196,16 +195,10 @@ class CachedEncoder:
     def _load(self, path: Path) -> None:
         """Fill the memo from ``path``; a file that is not a valid memo of this encoder is ignored."""
         try:
-            data = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile):  # unreadable, truncated, not .npz
-            return
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            return
-        with data:
-            try:
+            with np.load(path, allow_pickle=False) as data:
                 name, texts, embs = str(data["encoder"]), data["texts"], data["embs"]
-            except (KeyError, OSError, ValueError, EOFError, zipfile.BadZipFile):
-                return
+        except Exception:  # noqa: BLE001 -- a damaged file makes NumPy raise OSError, ValueError, EOFError,
+            return  # BadZipFile, KeyError, SyntaxError, tokenize.TokenError, ... (an .npy file: TypeError)
         valid = texts.ndim == 1 and texts.dtype.kind == "U" and embs.shape == (texts.shape[0], self.dim)
         if name != self.name or not valid or embs.dtype.kind != "f" or not np.isfinite(embs).all():
             return

@@ -324,7 +324,10 @@ class MemoryStore:
         slot = self._slot(block_id)
         if slot in self._active_blocks:
             return self._with_embedding(slot)
-        return self._archive.archived([slot])[0].block
+        found = self._archive.archived([slot])
+        if not found:
+            raise ValueError(f"archive {self._archive.origin!r} is corrupt: archived block {block_id!r} is missing")
+        return found[0].block
 
     def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
         """Archived blocks (all, or these ids) with the compaction and reason that evicted them."""
