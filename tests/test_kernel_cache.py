@@ -32,4 +32,4 @@ def test_every_dispatcher_has_its_own_cache_name():
 
 def test_parallel_twins_are_found():
     names = {name for name, _ in _dispatchers()}
-    assert {"dsgc_fast.kernels.scoring.similarity_par", "dsgc_fast.kernels.batch.score_stores_par"} <= names
+    assert {"dsgc_fast.kernels.scoring.similarity_par", "dsgc_fast.kernels.batch.retain_stores_par"} <= names

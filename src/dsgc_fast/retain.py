@@ -149,22 +149,20 @@ def mixture(a: np.ndarray, weights: np.ndarray, tau: float | None) -> np.ndarray
     With one query the result is f(a_0) itself (as in ``dsgc_ref.equations``).
     """
     m, n = a.shape
-    soft = _pick(n, scoring.softmax, scoring.softmax_par)
     if m == 1:
         if tau is None:
             return a[0]
         out = np.empty(n, dtype=np.float64)
-        soft(a[0], tau, out)
+        scoring.softmax(a[0], tau, out)
         return out
     acc = np.zeros(n, dtype=np.float64)
-    add = _pick(n, scoring.accumulate, scoring.accumulate_par)
     tmp = np.empty(n, dtype=np.float64)
     for k in range(m):
         if tau is None:
-            add(acc, weights[k], a[k])
+            scoring.accumulate(acc, weights[k], a[k])
         else:
-            soft(a[k], tau, tmp)
-            add(acc, weights[k], tmp)
+            scoring.softmax(a[k], tau, tmp)
+            scoring.accumulate(acc, weights[k], tmp)
     return acc
 
 
@@ -173,7 +171,7 @@ def propagate(graph: DependencyGraph, r: np.ndarray, hops: int, decay: float) ->
     n = r.shape[0]
     out = np.empty(n, dtype=np.float64)
     if hops == 1:
-        _pick(n, propagation.one_hop, propagation.one_hop_par)(graph.dep_indptr, graph.dep_indices, r, out)
+        propagation.one_hop(graph.dep_indptr, graph.dep_indices, r, out)
     else:
         par = n >= PARALLEL_MIN_N
         kernel = propagation.k_hop_par if par else propagation.k_hop
@@ -187,8 +185,8 @@ def kept_reasons(policy: str, relevance: np.ndarray, support: np.ndarray, lambda
     if policy == "recency":
         return np.full(relevance.shape[0], Reason.KEPT_RECENCY, dtype=np.int8)
     out = np.empty(relevance.shape[0], dtype=np.int8)
-    kernel = _pick(out.shape[0], selection_kernels.kept_codes, selection_kernels.kept_codes_par)
-    kernel(relevance, support, lambda_pi, np.int8(Reason.KEPT_PROPAGATION), np.int8(Reason.KEPT_RELEVANCE), out)
+    by_support, by_relevance = np.int8(Reason.KEPT_PROPAGATION), np.int8(Reason.KEPT_RELEVANCE)
+    selection_kernels.kept_codes(relevance, support, lambda_pi, by_support, by_relevance, out)
     return out
 
 
@@ -308,7 +306,7 @@ def retain(
         scores[seq] = np.arange(n, dtype=np.float64)
     else:
         scores = np.empty(n, dtype=np.float64)
-        _pick(n, scoring.combine, scoring.combine_par)(relevance, support, cost, lam, density_exponent, scores)
+        scoring.combine(relevance, support, cost, lam, density_exponent, scores)
 
     ranking = None
     keep_reason = kept_reasons(policy, relevance, support, lam)

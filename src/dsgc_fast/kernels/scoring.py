@@ -1,8 +1,9 @@
 """Scoring kernels: dot products, softmax, query mixtures and score combination.
 
-Each row-owned kernel has one body and two dispatchers (serial and ``parallel=True``);
+The dot-product kernels have one body and two dispatchers (serial and ``parallel=True``);
 ``out[i]`` is written by exactly one iteration, so both give identical bits at any thread
-count.  Scalar reductions (the softmax maximum and denominator) are sequential loops.
+count.  The cheap elementwise kernels are serial only (a parallel region costs more than
+they do); scalar reductions (the softmax maximum and denominator) are sequential loops.
 """
 
 from __future__ import annotations
@@ -107,45 +108,43 @@ similarity_fast = numba.njit(_similarity_fast_impl, **JIT_FAST)
 similarity_fast_par = numba.njit(cache_twin(_similarity_fast_impl, "_par"), **JIT_FAST_PARALLEL)
 
 
-def _softmax_impl(a, tau, out):
-    """out_i = exp((a_i - max a) / tau) / sum_k exp((a_k - max a) / tau); sum left to right."""
+@numba.njit(**JIT)
+def softmax(a, tau, out):
+    """out_i = exp((a_i - max a) / tau) / sum_k exp((a_k - max a) / tau); sum left to right.
+
+    Serial on purpose: the sum must run left to right anyway, so it is fused with the
+    exponentials into one pass, and a cheap elementwise pass is not worth waking threads.
+    """
     n = a.shape[0]
     m = a[0]
     for i in range(1, n):
         if a[i] > m:
             m = a[i]
-    for i in numba.prange(n):
-        out[i] = math.exp((a[i] - m) / tau)
     s = 0.0
     for i in range(n):
-        s += out[i]
-    for i in numba.prange(n):
+        e = math.exp((a[i] - m) / tau)
+        out[i] = e
+        s += e
+    for i in range(n):
         out[i] = out[i] / s
 
 
-softmax = numba.njit(_softmax_impl, **JIT)
-softmax_par = numba.njit(cache_twin(_softmax_impl, "_par"), **JIT_PARALLEL)
-
-
-def _accumulate_impl(acc, w, x):
+@numba.njit(**JIT)
+def accumulate(acc, w, x):
     """acc_i <- acc_i + w * x_i (one query's share of a mixture)."""
-    for i in numba.prange(acc.shape[0]):
+    for i in range(acc.shape[0]):
         acc[i] += w * x[i]
 
 
-accumulate = numba.njit(_accumulate_impl, **JIT)
-accumulate_par = numba.njit(cache_twin(_accumulate_impl, "_par"), **JIT_PARALLEL)
+@numba.njit(**JIT)
+def combine(r, pi, costs, lambda_pi, density_exponent, out):
+    """out_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent (no division at 0).
 
-
-def _combine_impl(r, pi, costs, lambda_pi, density_exponent, out):
-    """out_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent (no division at 0)."""
+    Serial: one cheap elementwise pass is not worth waking threads.
+    """
     dens = density_exponent != 0.0
-    for i in numba.prange(r.shape[0]):
+    for i in range(r.shape[0]):
         v = r[i] + lambda_pi * pi[i]
         if dens:
             v = v / np.float64(max(costs[i], 1)) ** density_exponent
         out[i] = v
-
-
-combine = numba.njit(_combine_impl, **JIT)
-combine_par = numba.njit(cache_twin(_combine_impl, "_par"), **JIT_PARALLEL)

@@ -5,17 +5,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._config import JIT, JIT_PARALLEL, cache_twin
+from .._config import JIT
 
 
-def _kept_codes_impl(relevance, support, lambda_pi, by_support, by_relevance, out):
+@numba.njit(**JIT)
+def kept_codes(relevance, support, lambda_pi, by_support, by_relevance, out):
     """out_i = by_support if lambda_pi * pi_i > r_i else by_relevance (why i is kept if admitted)."""
-    for i in numba.prange(relevance.shape[0]):
+    for i in range(relevance.shape[0]):
         out[i] = by_support if lambda_pi * support[i] > relevance[i] else by_relevance
-
-
-kept_codes = numba.njit(_kept_codes_impl, **JIT)
-kept_codes_par = numba.njit(cache_twin(_kept_codes_impl, "_par"), **JIT_PARALLEL)
 
 
 #: up to this many blocks an insertion sort beats mergesort's set-up (same stable result)
