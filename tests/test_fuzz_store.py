@@ -248,15 +248,26 @@ def test_corrupt_rows_give_a_clear_error_naming_the_file(saved, tmp_path, sql, m
         assert str(path) in str(err.value)
 
 
-@pytest.mark.parametrize("how", [("overwrite", (24575, 1, b"\x00")), ("overwrite", (24577, 4096, b"\x00"))])
-def test_damaged_pages_found_by_the_long_campaign(saved, tmp_path, how):
+@pytest.mark.parametrize(
+    "how",
+    [
+        ("overwrite", (24575, 1, b"\x00")),  # a table page: an archived row disappears
+        ("overwrite", (24577, 4096, b"\x00")),
+        ("flip", [(18, 3)]),  # header: file format write version 3 (read-only to SQLite)
+        ("flip", [(20, 19)]),  # header: reserved bytes per page
+    ],
+)
+@pytest.mark.parametrize("how_opened", ["load", "open"])
+def test_damaged_files_found_by_the_long_campaign(saved, tmp_path, how, how_opened):
     """Regression (make fuzz): a damaged table page made ``get`` raise IndexError (the archived
-    row was missing); damage met after opening raises ``sqlite3.DatabaseError`` and changes nothing."""
+    row was missing); a damaged header made ``load`` raise sqlite3 errors while recording the
+    encoder.  Damage met after opening raises ``sqlite3.DatabaseError`` and changes nothing."""
     path = tmp_path / "store.db"
     path.write_bytes(damaged(saved.read_bytes(), how))
     try:
-        store = MemoryStore(archive=path)
-    except ValueError:
+        store = MemoryStore.load(path) if how_opened == "load" else MemoryStore(archive=path)
+    except ValueError as exc:
+        assert str(path) in str(exc)
         return
     ids = store.ids(), store.archived_ids()
     for block_id in ids[0] + ids[1]:

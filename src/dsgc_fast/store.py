@@ -101,9 +101,19 @@ class MemoryStore:
         self._token_counter = token_counter if token_counter is not None else whitespace_tokens
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
+        self._resume()
+
+    def _resume(self) -> None:
+        """Rebuild from the database and record the encoder; on any error close the database.
+
+        A database SQLite refuses to write (a damaged header, say) is a ``ValueError``.
+        """
         try:
             self._rebuild()
-            self._record_encoder()
+            try:
+                self._record_encoder()
+            except sqlite3.DatabaseError as exc:
+                raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
         except BaseException:
             self._archive.close()
             raise
@@ -543,9 +553,12 @@ class MemoryStore:
         if store.total:
             store.close()
             raise ValueError(f"archive {store.archive_path!r} already holds blocks; load into an empty one")
-        store._archive.restore_from(path)
-        store._rebuild()
-        store._record_encoder()
+        try:
+            store._archive.restore_from(path)
+        except BaseException:
+            store.close()
+            raise
+        store._resume()
         return store
 
     def close(self) -> None:
