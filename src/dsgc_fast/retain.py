@@ -128,8 +128,9 @@ def similarity_rows(queries: np.ndarray, embs: np.ndarray, mode: str = "exact") 
     else:
         kernel = _pick(n, scoring.similarity, scoring.similarity_par)
     a = np.empty((m, n), dtype=np.float64)
-    for k in range(m):
-        kernel(embs, queries[k], a[k])
+    with numba.parallel_chunksize(1):  # threads take row chunks as they go: one delayed thread does not hold the rest
+        for k in range(m):
+            kernel(embs, queries[k], a[k])
     check_finite(a, embs)
     return a
 
