@@ -20,7 +20,7 @@ from .._config import JIT, JIT_FAST, JIT_FAST_PARALLEL, JIT_PARALLEL, cache_twin
 _ROWS = 8
 #: embedding columns per scratch tile (8 x 1024 float64 products: 64 KiB)
 _TILE = 1024
-#: rows per parallel task; each task owns one scratch tile
+#: rows per parallel task (each exact task owns one scratch tile)
 _CHUNK = 4096
 
 
@@ -97,11 +97,12 @@ def _similarity_fast_impl(embs, q, out):
     it by a few units in the last place of sum_t |q_t e_{i,t}| (about 1e-16 relative).
     """
     n, d = embs.shape
-    for i in numba.prange(n):
-        s = 0.0
-        for t in range(d):
-            s += q[t] * np.float64(embs[i, t])
-        out[i] = s
+    for c in numba.prange((n + _CHUNK - 1) // _CHUNK):
+        for i in range(c * _CHUNK, min(c * _CHUNK + _CHUNK, n)):
+            s = 0.0
+            for t in range(d):
+                s += q[t] * np.float64(embs[i, t])
+            out[i] = s
 
 
 similarity_fast = numba.njit(_similarity_fast_impl, **JIT_FAST)
