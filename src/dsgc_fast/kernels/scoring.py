@@ -24,21 +24,93 @@ _TILE = 1024
 _CHUNK = 4096
 
 
+@numba.njit(**JIT)
+def _dot8(embs, q, i, prod, out):
+    """out[i:i+8] = their dot products with q: eight interleaved left-to-right sums."""
+    d = embs.shape[1]
+    tile = prod.shape[0] // 8
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    for t0 in range(0, d, tile):
+        w = min(tile, d - t0)
+        qt = q[t0 : t0 + w]
+        for r in range(8):
+            row = embs[i + r, t0 : t0 + w]
+            dst = prod[r * tile : r * tile + w]
+            for k in range(w):
+                dst[k] = qt[k] * np.float64(row[k])
+        p0 = prod[0:w]
+        p1 = prod[tile : tile + w]
+        p2 = prod[2 * tile : 2 * tile + w]
+        p3 = prod[3 * tile : 3 * tile + w]
+        p4 = prod[4 * tile : 4 * tile + w]
+        p5 = prod[5 * tile : 5 * tile + w]
+        p6 = prod[6 * tile : 6 * tile + w]
+        p7 = prod[7 * tile : 7 * tile + w]
+        for k in range(w):
+            s0 += p0[k]
+            s1 += p1[k]
+            s2 += p2[k]
+            s3 += p3[k]
+            s4 += p4[k]
+            s5 += p5[k]
+            s6 += p6[k]
+            s7 += p7[k]
+    out[i] = s0
+    out[i + 1] = s1
+    out[i + 2] = s2
+    out[i + 3] = s3
+    out[i + 4] = s4
+    out[i + 5] = s5
+    out[i + 6] = s6
+    out[i + 7] = s7
+
+
+@numba.njit(**JIT)
+def _dot4(embs, q, i, prod, out):
+    """out[i:i+4] = their dot products with q: four interleaved left-to-right sums."""
+    d = embs.shape[1]
+    tile = prod.shape[0] // 8
+    s0 = s1 = s2 = s3 = 0.0
+    for t0 in range(0, d, tile):
+        w = min(tile, d - t0)
+        qt = q[t0 : t0 + w]
+        for r in range(4):
+            row = embs[i + r, t0 : t0 + w]
+            dst = prod[r * tile : r * tile + w]
+            for k in range(w):
+                dst[k] = qt[k] * np.float64(row[k])
+        p0 = prod[0:w]
+        p1 = prod[tile : tile + w]
+        p2 = prod[2 * tile : 2 * tile + w]
+        p3 = prod[3 * tile : 3 * tile + w]
+        for k in range(w):
+            s0 += p0[k]
+            s1 += p1[k]
+            s2 += p2[k]
+            s3 += p3[k]
+    out[i] = s0
+    out[i + 1] = s1
+    out[i + 2] = s2
+    out[i + 3] = s3
+
+
 def _similarity_impl(embs, q, out):
     """out_i = sum_t q_t * e_{i,t}, left to right from 0.0, in float64 (embs may be float32).
 
     A single left-to-right sum waits on each add before the next (a latency-bound chain),
-    so rows are taken eight at a time: their products q_t * e_{i,t} (each rounded on its
-    own, vectorized along t) go to a scratch tile, then eight independent sums advance
-    together.  Every row keeps its own summation order, so the bits equal the one-row loop
-    (and ``dsgc_ref``); rows are owned by one task, so any thread count gives the same bits.
+    so rows are taken eight (then four) at a time: their products q_t * e_{i,t} (each
+    rounded on its own, vectorized along t) go to a scratch tile, then the rows' sums
+    advance together.  Every row keeps its own summation order, so the bits equal the
+    one-row loop (and ``dsgc_ref``); a last ragged block overlaps the one before it (rows
+    computed twice by the same arithmetic get the same bits).  Rows are owned by one task,
+    so any thread count gives the same bits.
     """
     n, d = embs.shape
     tile = min(d, _TILE)
     for c in numba.prange((n + _CHUNK - 1) // _CHUNK):
         lo = c * _CHUNK
         hi = min(lo + _CHUNK, n)
-        if hi - lo < _ROWS:
+        if hi - lo < 4:
             for j in range(lo, hi):
                 s = 0.0
                 for t in range(d):
@@ -46,44 +118,15 @@ def _similarity_impl(embs, q, out):
                 out[j] = s
         else:
             prod = np.empty(_ROWS * tile, dtype=np.float64)
-            for blk in range(lo, hi, _ROWS):
-                # a ragged last block overlaps the one before it: rows computed twice by
-                # the same arithmetic get the same bits
-                i = min(blk, hi - _ROWS)
-                s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-                for t0 in range(0, d, tile):
-                    w = min(tile, d - t0)
-                    qt = q[t0 : t0 + w]
-                    for r in range(_ROWS):
-                        row = embs[i + r, t0 : t0 + w]
-                        dst = prod[r * tile : r * tile + w]
-                        for k in range(w):
-                            dst[k] = qt[k] * np.float64(row[k])
-                    p0 = prod[0:w]
-                    p1 = prod[tile : tile + w]
-                    p2 = prod[2 * tile : 2 * tile + w]
-                    p3 = prod[3 * tile : 3 * tile + w]
-                    p4 = prod[4 * tile : 4 * tile + w]
-                    p5 = prod[5 * tile : 5 * tile + w]
-                    p6 = prod[6 * tile : 6 * tile + w]
-                    p7 = prod[7 * tile : 7 * tile + w]
-                    for k in range(w):
-                        s0 += p0[k]
-                        s1 += p1[k]
-                        s2 += p2[k]
-                        s3 += p3[k]
-                        s4 += p4[k]
-                        s5 += p5[k]
-                        s6 += p6[k]
-                        s7 += p7[k]
-                out[i] = s0
-                out[i + 1] = s1
-                out[i + 2] = s2
-                out[i + 3] = s3
-                out[i + 4] = s4
-                out[i + 5] = s5
-                out[i + 6] = s6
-                out[i + 7] = s7
+            i = lo
+            while hi - i >= _ROWS:
+                _dot8(embs, q, i, prod, out)
+                i += _ROWS
+            if hi - i >= 4:
+                _dot4(embs, q, i, prod, out)
+                i += 4
+            if i < hi:
+                _dot4(embs, q, hi - 4, prod, out)
 
 
 similarity = numba.njit(_similarity_impl, **JIT)
