@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import check_budget, check_parameters
+from dsgc_ref.contract import check_budget
 
 from . import _validate
 from ._config import PARALLEL_MIN_N
 from .kernels import batch as kernels
-from .retain import REASON_CODES, Retention, _pick, check_finite, check_mode, score_rule
+from .retain import REASON_CODES, Retention, _pick, check_finite, check_mode, parameters, score_rule
 
 
 @dataclass
@@ -145,14 +145,8 @@ def retain_batch(
     equals ``retain(query_embs[s], block_embs[lo:hi], costs[lo:hi], budgets[s],
     edges=edges[e_lo:e_hi], ...)`` bit for bit (``mode="exact"``).
     """
-    policy, selection, lambda_pi, tau, hops, decay, density_exponent = check_parameters(
-        policy=policy,
-        selection=selection,
-        lambda_pi=lambda_pi,
-        tau=tau,
-        hops=hops,
-        decay=decay,
-        density_exponent=density_exponent,
+    policy, selection, lambda_pi, tau, hops, decay, density_exponent = parameters(
+        policy, selection, lambda_pi, tau, hops, decay, density_exponent
     )
     mode = check_mode(mode)
     no_stores = np.ndim(query_embs) == 2 and np.shape(query_embs)[0] == 0
