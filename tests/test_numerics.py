@@ -67,3 +67,12 @@ def test_graph_reuse_equals_edge_list():
     canonical = graph.edge_array()
     assert len({tuple(e) for e in canonical.tolist()}) == graph.n_edges == canonical.shape[0]
     assert set(map(tuple, canonical.tolist())) == {(j, i) for j, i in edges.tolist() if j != i}
+
+
+def test_prerequisites_csr_is_the_reverse_relation():
+    rng = np.random.default_rng(9)
+    edges = rng.integers(0, 30, size=(80, 2))
+    indptr, indices = dsgc_fast.DependencyGraph.from_edges(30, edges).prerequisites
+    got = {(j, int(i)) for j in range(30) for i in indices[indptr[j] : indptr[j + 1]]}
+    assert got == {(j, i) for j, i in edges.tolist() if j != i}
+    assert all((np.diff(indices[indptr[j] : indptr[j + 1]]) > 0).all() for j in range(30))

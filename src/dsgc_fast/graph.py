@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -15,8 +16,9 @@ from .kernels.graph_kernels import build_csr
 class DependencyGraph:
     """Prerequisite edges ``(j, i)`` ("block j depends on block i") over ``n`` blocks.
 
-    ``dependents``  CSR (indptr, indices): row i lists the j that depend on i (ascending).
-    ``prerequisites`` CSR: row j lists the i that j depends on (ascending).
+    ``dep_indptr``/``dep_indices``  CSR: row i lists the j that depend on i (ascending); the
+    direction scoring walks.  ``prerequisites``: the reverse CSR (row j lists the i that j
+    depends on), built on first use, since retention itself never needs it.
 
     The edge list is read as a set: duplicate edges count once and self-loops are dropped
     (a block is not its own prerequisite).  Build once with ``from_edges`` and pass the
@@ -26,20 +28,25 @@ class DependencyGraph:
     n: int
     dep_indptr: np.ndarray
     dep_indices: np.ndarray
-    pre_indptr: np.ndarray
-    pre_indices: np.ndarray
 
     @classmethod
     def from_edges(cls, n: int, edges: Any) -> DependencyGraph:
-        """Validate an (E, 2) edge list and build both CSR directions."""
+        """Validate an (E, 2) edge list and build the dependents CSR."""
         n = _validate.block_count(n)
         e = _validate.edges(edges, n)
-        dependent, prerequisite = e[:, 0].copy(), e[:, 1].copy()
-        dep_indptr, dep_indices = build_csr(n, prerequisite, dependent)
-        pre_indptr, pre_indices = build_csr(n, dependent, prerequisite)
-        for a in (dep_indptr, dep_indices, pre_indptr, pre_indices):
+        dep_indptr, dep_indices = build_csr(n, e[:, 1].copy(), e[:, 0].copy())
+        for a in (dep_indptr, dep_indices):
             a.flags.writeable = False
-        return cls(n, dep_indptr, dep_indices, pre_indptr, pre_indices)
+        return cls(n, dep_indptr, dep_indices)
+
+    @cached_property
+    def prerequisites(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, indices) CSR: row j lists the blocks j depends on, ascending."""
+        e = self.edge_array()
+        indptr, indices = build_csr(self.n, e[:, 0].copy(), e[:, 1].copy())
+        indptr.flags.writeable = False
+        indices.flags.writeable = False
+        return indptr, indices
 
     @property
     def n_edges(self) -> int:

@@ -10,7 +10,7 @@ these functions must agree with.  Referents become integer ids; uses become a CS
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,8 @@ class ReferentIndex:
     ``live_binder``             referent id -> live binder block (-1: unbound)
     ``names``                   referent id -> referent (the list form's keys; ids in the array form)
     ``values``                  referent id -> the live binder's value (None when unbound/unknown)
+    ``needed``                  per use link, the block it needs: ``live_binder[use_ids]`` (-1: none),
+                                precomputed so closures walk block -> block links directly
     """
 
     n: int
@@ -37,6 +39,11 @@ class ReferentIndex:
     live_binder: np.ndarray
     names: Sequence[Hashable]
     values: Sequence[Any]
+    needed: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        needed = self.live_binder[self.use_ids] if self.use_ids.size else np.empty(0, dtype=np.int64)
+        object.__setattr__(self, "needed", needed)
 
     @classmethod
     def from_lists(
@@ -106,9 +113,8 @@ class ReferentIndex:
         return cls(n, indptr, uses, binder, list(range(m)), vals)
 
     def needs(self) -> tuple[np.ndarray, np.ndarray]:
-        """CSR of block -> blocks it needs (live binders of its uses), for SciPy-style checks."""
-        b = self.live_binder[self.use_ids] if self.use_ids.size else self.use_ids
-        return self.use_indptr, b
+        """CSR of block -> blocks it needs (live binders of its uses; -1 entries: unbound)."""
+        return self.use_indptr, self.needed
 
 
 def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders: Any) -> ReferentIndex:
@@ -133,7 +139,7 @@ def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders:
 def closure(index: ReferentIndex, roots: np.ndarray) -> np.ndarray:
     """Boolean mask of the roots and everything they pin (transitively)."""
     mask = np.zeros(index.n, dtype=np.bool_)
-    pin_kernels.closure_mask(roots, index.use_indptr, index.use_ids, index.live_binder, mask)
+    pin_kernels.closure_mask(roots, index.use_indptr, index.needed, mask)
     return mask
 
 
@@ -184,7 +190,7 @@ def orphans(
     kept = np.zeros(n, dtype=np.bool_)
     kept[_validate.indices("retained", retained, n)] = True
     owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(index.use_indptr))
-    binder = index.live_binder[index.use_ids] if index.use_ids.size else index.use_ids
+    binder = index.needed
     bad = kept[owner] & (binder >= 0)
     bad[bad] = ~kept[binder[bad]]
     tabled = {e[0] for e in table.entries} if table is not None else set()

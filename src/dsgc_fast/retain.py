@@ -363,8 +363,7 @@ def retain(
             reserved,
             excluded,
             index.use_indptr,
-            index.use_ids,
-            index.live_binder,
+            index.needed,
             mask,
             reasons,
         )

@@ -1,7 +1,7 @@
 """Referent-pinning kernels: pin closure and closure-aware budgeted selection.
 
-A block u "needs" block b when u uses a referent x whose live binder is b:
-``b = live_binder[use_ids[k]]`` for k in ``use_indptr[u]:use_indptr[u+1]`` (-1: unbound).
+A block u "needs" block b when u uses a referent x whose live binder is b: the CSR
+``needed[use_indptr[u]:use_indptr[u+1]]`` lists those blocks (-1: the referent is unbound).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from .._config import JIT
 
 
 @numba.njit(**JIT)
-def closure_mask(roots, use_indptr, use_ids, live_binder, mask):
+def closure_mask(roots, use_indptr, needed, mask):
     """Set mask[b] for every block reachable from ``roots`` through use -> live-binder links."""
     n = mask.shape[0]
     stack = np.empty(n, dtype=np.int64)
@@ -27,7 +27,7 @@ def closure_mask(roots, use_indptr, use_ids, live_binder, mask):
         top -= 1
         u = stack[top]
         for k in range(use_indptr[u], use_indptr[u + 1]):
-            b = live_binder[use_ids[k]]
+            b = needed[k]
             if b >= 0 and not mask[b]:
                 mask[b] = True
                 stack[top] = b
@@ -47,8 +47,7 @@ def select_units(
     reserved,
     excluded,
     use_indptr,
-    use_ids,
-    live_binder,
+    needed,
     mask,
     reasons,
 ):
@@ -84,7 +83,7 @@ def select_units(
             u = unit[head]
             head += 1
             for k in range(use_indptr[u], use_indptr[u + 1]):
-                b = live_binder[use_ids[k]]
+                b = needed[k]
                 if b < 0 or mask[b] or excluded[b] or stamp[b] == p:
                     continue
                 stamp[b] = p
