@@ -181,6 +181,31 @@ def propagate(graph: DependencyGraph, r: np.ndarray, hops: int, decay: float) ->
     return out
 
 
+def relevance_and_support(
+    a: np.ndarray, weights: np.ndarray, tau: float, graph: DependencyGraph, hops: int, decay: float,
+    order: Any, seq: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """r and pi with every sum over blocks taken in ``order`` sequence (as ``dsgc_ref`` does).
+
+    With an explicit ``order`` the (m, N) similarities are laid out in order sequence (an
+    N-length gather, never the N x d matrix) and the graph relabelled by position, so the
+    softmax denominator and each propagated sum add their terms in the same sequence for any
+    permutation of the store: permuting the blocks and ``order`` alike permutes the result
+    bit for bit.  Without one, the input order is the sequence and nothing is relabelled.
+    """
+    if order is None:
+        relevance = mixture(a, weights, tau)
+        return relevance, propagate(graph, relevance, hops, decay)
+    n = seq.shape[0]
+    pos = np.empty(n, dtype=np.int64)
+    pos[seq] = np.arange(n, dtype=np.int64)
+    relevance_seq = mixture(np.ascontiguousarray(a[:, seq]), weights, tau)
+    edges = graph.edge_array()
+    graph_seq = DependencyGraph.from_edges(n, pos[edges]) if edges.size else graph
+    support_seq = propagate(graph_seq, relevance_seq, hops, decay)
+    return relevance_seq[pos], support_seq[pos]
+
+
 def kept_reasons(policy: str, relevance: np.ndarray, support: np.ndarray, lambda_pi: float) -> np.ndarray:
     """int8 reason a block gets if the ranking admits it (recency, relevance or propagation)."""
     if policy == "recency":
@@ -296,8 +321,7 @@ def retain(
 
     a = similarity_rows(queries, embs, mode)
     similarity = mixture(a, weights, None)
-    relevance = mixture(a, weights, tau)
-    support = propagate(graph, relevance, hops, decay)
+    relevance, support = relevance_and_support(a, weights, tau, graph, hops, decay, order, seq)
 
     lam = 0.0 if policy == "no_graph" else lambda_pi
     if policy == "similarity":

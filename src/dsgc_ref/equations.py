@@ -27,19 +27,20 @@ def similarities(q: Sequence[float], embs: Sequence[Sequence[float]]) -> list[fl
     return [dot(q, e) for e in embs]
 
 
-def softmax(a: Sequence[float], tau: float) -> list[float]:
+def softmax(a: Sequence[float], tau: float, order: Sequence[int] | None = None) -> list[float]:
     """r_i = exp((a_i - max_k a_k) / tau) / sum_k exp((a_k - max_k a_k) / tau).
 
-    Max-shifted so no exponent overflows; the denominator is summed left to right.
-    An empty input gives an empty output.
+    Max-shifted so no exponent overflows; the denominator is summed over the blocks in
+    ``order`` sequence (default: index order), so it does not depend on how the store is
+    laid out.  An empty input gives an empty output.
     """
     if not a:
         return []
     m = max(a)
     ex = [math.exp((x - m) / tau) for x in a]
     s = 0.0
-    for v in ex:
-        s += v
+    for i in range(len(ex)) if order is None else order:
+        s += ex[i]
     return [v / s for v in ex]
 
 
@@ -51,17 +52,19 @@ def normalize_weights(weights: Sequence[float]) -> list[float]:
     return [w / s for w in weights]
 
 
-def mixture_relevance(a_per_query: Sequence[Sequence[float]], weights: Sequence[float], tau: float) -> list[float]:
+def mixture_relevance(
+    a_per_query: Sequence[Sequence[float]], weights: Sequence[float], tau: float, order: Sequence[int] | None = None
+) -> list[float]:
     """r_i = sum_k w_k * softmax(a_k / tau)_i over the m queries, k ascending, from 0.0.
 
     ``weights`` are already normalized.  With one query the result is that query's softmax.
     """
     if len(a_per_query) == 1:
-        return softmax(a_per_query[0], tau)
+        return softmax(a_per_query[0], tau, order)
     n = len(a_per_query[0])
     r = [0.0] * n
     for a_k, w_k in zip(a_per_query, weights):
-        r_k = softmax(a_k, tau)
+        r_k = softmax(a_k, tau, order)
         for i in range(n):
             r[i] += w_k * r_k[i]
     return r
@@ -82,21 +85,31 @@ def mixture_similarity(a_per_query: Sequence[Sequence[float]], weights: Sequence
     return a
 
 
-def dependents_lists(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
-    """deps[i] = sorted distinct j != i with (j, i) in E (j depends on i).
+def dependents_lists(n: int, edges: Sequence[tuple[int, int]], order: Sequence[int] | None = None) -> list[list[int]]:
+    """deps[i] = distinct j != i with (j, i) in E (j depends on i), in ``order`` sequence.
 
     The edge list is read as a set: duplicate edges count once and self-loops are dropped
-    (a block is not its own prerequisite).
+    (a block is not its own prerequisite).  Listing the dependents in ``order`` sequence
+    (default: ascending index) makes every propagated sum independent of the layout.
     """
+    pos = positions(range(n) if order is None else order)
     sets: list[set[int]] = [set() for _ in range(n)]
     for j, i in edges:
         if j != i:
             sets[i].add(j)
-    return [sorted(s) for s in sets]
+    return [sorted(s, key=pos.__getitem__) for s in sets]
+
+
+def positions(order: Sequence[int]) -> list[int]:
+    """pos[i] = the position of block i in ``order``."""
+    pos = [0] * len(order)
+    for p, i in enumerate(order):
+        pos[i] = p
+    return pos
 
 
 def propagate_one_hop(r: Sequence[float], deps: Sequence[Sequence[int]]) -> list[float]:
-    """pi_i = sum_{j : (j, i) in E} r_j, over j ascending, from 0.0 (the paper's rule)."""
+    """pi_i = sum_{j : (j, i) in E} r_j, over j as listed (``order`` sequence), from 0.0 (the paper's rule)."""
     out = []
     for js in deps:
         s = 0.0
@@ -106,7 +119,9 @@ def propagate_one_hop(r: Sequence[float], deps: Sequence[Sequence[int]]) -> list
     return out
 
 
-def propagate_k_hop(r: Sequence[float], deps: Sequence[Sequence[int]], hops: int, decay: float) -> list[float]:
+def propagate_k_hop(
+    r: Sequence[float], deps: Sequence[Sequence[int]], hops: int, decay: float, order: Sequence[int] | None = None
+) -> list[float]:
     """Distance-damped reachability support.
 
     pi_i = sum_{h=1..k} decay^(h-1) * S_h(i),  S_h(i) = sum_{j in D_h(i)} r_j,
@@ -115,9 +130,11 @@ def propagate_k_hop(r: Sequence[float], deps: Sequence[Sequence[int]], hops: int
     edges (j -> ... -> i following "depends on").  Each downstream block contributes once,
     at its shortest distance, so diamonds are not double counted, cycles terminate (a
     block is visited once) and hubs are bounded: pi_i <= sum_{j != i} r_j <= 1 - r_i.
-    S_h is summed over j ascending from 0.0; pi accumulates h = 1..k in order with the
-    weight updated as w <- w * decay.  For k = 1 this is exactly ``propagate_one_hop``.
+    S_h is summed over j in ``order`` sequence (default: ascending) from 0.0; pi accumulates
+    h = 1..k in order with the weight updated as w <- w * decay.  For k = 1 this is exactly
+    ``propagate_one_hop`` over ``dependents_lists(n, E, order)``.
     """
+    pos = positions(range(len(deps)) if order is None else order)
     out = []
     for i in range(len(deps)):
         seen = {i}
@@ -132,7 +149,7 @@ def propagate_k_hop(r: Sequence[float], deps: Sequence[Sequence[int]], hops: int
                         nxt.add(j)
             if not nxt:
                 break
-            level = sorted(nxt)
+            level = sorted(nxt, key=pos.__getitem__)
             s = 0.0
             for j in level:
                 s += r[j]
@@ -164,15 +181,10 @@ def combine(
 
 def rank(scores: Sequence[float], order: Sequence[int]) -> list[int]:
     """All indices by descending score; ties keep their position in ``order`` (stable)."""
-    pos = [0] * len(order)
-    for p, i in enumerate(order):
-        pos[i] = p
+    pos = positions(order)
     return sorted(range(len(scores)), key=lambda i: (-scores[i], pos[i]))
 
 
 def recency_scores(order: Sequence[int]) -> list[float]:
     """score_i = position of i in ``order`` (the last block in ``order`` is the newest)."""
-    s = [0.0] * len(order)
-    for p, i in enumerate(order):
-        s[i] = float(p)
-    return s
+    return [float(p) for p in positions(order)]

@@ -199,12 +199,12 @@ def retain(
     if n == 0:
         return Retention([], [], [], [], [], [], [], [], 0, budget, policy, selection, [])
     similarity = eq.mixture_similarity(a_k, weights)
-    relevance = eq.mixture_relevance(a_k, weights, tau)
-    deps = eq.dependents_lists(n, pairs)
+    relevance = eq.mixture_relevance(a_k, weights, tau, seq)
+    deps = eq.dependents_lists(n, pairs, seq)
     if hops == 1:
         support = eq.propagate_one_hop(relevance, deps)
     else:
-        support = eq.propagate_k_hop(relevance, deps, hops, decay)
+        support = eq.propagate_k_hop(relevance, deps, hops, decay, seq)
 
     lam = 0.0 if policy == "no_graph" else lambda_pi
     if policy == "similarity":
