@@ -141,10 +141,11 @@ def order(value: Any, n: int) -> np.ndarray:
 
 
 def indices(name: str, value: Any, n: int) -> np.ndarray:
-    """Distinct-or-not block indices in [0, n) as int64 (None means none)."""
+    """Block indices in [0, n) as int64, repeats allowed; a single index or None (none) too."""
     if value is None:
         return np.empty(0, dtype=np.int64)
-    arr = integer_vector(name, np.atleast_1d(np.asarray(value)) if np.ndim(value) == 0 else value)
+    single = np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0)
+    arr = integer_vector(name, [value] if single else value)
     if arr.size and (arr.min() < 0 or arr.max() >= n):
         raise ValueError(f"{name} has an index out of range for {n} blocks")
     return arr
