@@ -40,9 +40,13 @@ from dsgc_fast.store import MemoryStore
 source, target, trigger, amount, scratch = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 store = MemoryStore.load(source)
 start = os.stat(target) if os.path.exists(target) else None
+finished = threading.Lock()  # held by whichever comes first: the kill or the report of a completed save
+saved = False
 
 def kill():
-    os.kill(os.getpid(), signal.SIGKILL)
+    with finished:
+        if not saved:
+            os.kill(os.getpid(), signal.SIGKILL)
 
 def size(path):
     try:
@@ -54,7 +58,8 @@ def watch():
     if trigger == "delay":  # a fraction of one measured save
         time.sleep(amount * duration)
         kill()
-    while True:
+        return
+    while not saved:
         if trigger == "journal" and size(target + "-journal") >= amount * start.st_size:
             kill()
         if trigger == "wal" and size(target + "-wal") >= amount * os.path.getsize(source):
@@ -69,7 +74,9 @@ store.save(scratch)
 duration = time.perf_counter() - began
 threading.Thread(target=watch, daemon=True).start()
 store.save(target)
-print("saved", flush=True)
+with finished:  # a kill cannot land between the report and the exit
+    saved = True
+    print("saved", flush=True)
 """
 
 LOOP_CHILD = r"""
