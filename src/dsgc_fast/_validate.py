@@ -14,6 +14,8 @@ import numpy as np
 from dsgc_ref.contract import is_integer_scalar
 from dsgc_ref.equations import normalize_weights
 
+from .kernels import checks
+
 _INDEX_LIMIT = np.iinfo(np.int64).max // 4
 
 
@@ -56,7 +58,7 @@ def query(value: Any) -> np.ndarray:
     if arr.shape[1] == 0:
         raise ValueError("query_emb has an empty embedding dimension")
     out = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.isfinite(out.sum()) and not np.isfinite(out).all():  # a finite sum: all finite
+    if not checks.all_finite(out):
         raise ValueError("query_emb contains NaN or inf")
     return out
 
@@ -97,12 +99,10 @@ def costs(value: Any, n: int) -> np.ndarray:
     c = integer_vector("costs", value, n)
     if not c.size:
         return c
-    # one pass for the common case: the bitwise OR of all costs is negative iff one is, and
-    # bounds the largest from above when none is
-    bits = int(np.bitwise_or.reduce(c))
-    if bits < 0:
+    negative, top = checks.cost_bounds(c)
+    if negative:
         raise ValueError(f"costs must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
-    if bits > _INDEX_LIMIT // max(n, 1) and int(c.max()) > _INDEX_LIMIT // max(n, 1):
+    if top > _INDEX_LIMIT // max(n, 1):
         raise ValueError("costs are too large: their total would overflow int64")
     return c
 

@@ -2,5 +2,6 @@
 
 Nothing here validates: callers (``dsgc_fast._validate`` and the orchestration modules)
 guarantee shapes, dtypes, finiteness and index ranges before a kernel runs, because Numba
-does not bounds-check.  Each kernel has a pure-Python twin in ``dsgc_ref``.
+does not bounds-check.  Each kernel has a pure-Python twin in ``dsgc_ref``, except the
+input checks of ``checks``, which only look at values and leave the raising to ``_validate``.
 """

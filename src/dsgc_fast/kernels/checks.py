@@ -1,0 +1,37 @@
+"""Input checks as single-pass kernels (``_validate`` raises; these only look).
+
+A NumPy reduction costs about a microsecond of call overhead whatever its size, which is
+most of a small store's validation; one kernel pass answers what several reductions did.
+Both only read their argument and index within its shape, so they are safe on any values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+
+from .._config import JIT
+
+
+@numba.njit(**JIT)
+def all_finite(x):
+    """True iff every entry of the 2-D float array ``x`` is finite (not NaN, not +-inf)."""
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            if not math.isfinite(x[i, j]):
+                return False
+    return True
+
+
+@numba.njit(**JIT)
+def cost_bounds(c):
+    """(any c_i < 0, max_i c_i) of a non-empty int64 vector, in one pass."""
+    negative = False
+    top = c[0]
+    for i in range(c.shape[0]):
+        v = c[i]
+        negative = negative or v < 0
+        if v > top:
+            top = v
+    return negative, top
