@@ -1,0 +1,33 @@
+"""The input-check kernels agree with the NumPy reductions they replace."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from dsgc_fast.kernels import checks
+
+from ._cases import examples
+
+_floats = hnp.arrays(
+    np.float64,
+    st.tuples(st.integers(1, 4), st.integers(1, 40)),
+    elements=st.floats(allow_nan=True, allow_infinity=True, width=64),
+)
+_costs = hnp.arrays(np.int64, st.integers(1, 60), elements=st.integers(-(2**62), 2**62))
+
+
+@settings(max_examples=examples(2))
+@given(_floats)
+def test_all_finite_is_numpy_isfinite_all(x):
+    assert checks.all_finite(x) == bool(np.isfinite(x).all())
+
+
+@settings(max_examples=examples(2))
+@given(_costs)
+def test_cost_bounds_are_min_sign_and_max(c):
+    negative, top = checks.cost_bounds(c)
+    assert negative == bool(c.min() < 0)
+    assert top == c.max()
