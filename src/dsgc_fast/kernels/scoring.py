@@ -14,119 +14,63 @@ import numba
 import numpy as np
 
 from .._config import JIT, JIT_FAST, JIT_FAST_PARALLEL, JIT_PARALLEL, cache_twin
+from .rowdot import LANES, dot_rows8, dot_rows16
 
 
-#: rows whose dot products are interleaved (independent accumulation chains in flight)
-_ROWS = 8
-#: embedding columns per scratch tile (8 x 1024 float64 products: 64 KiB)
-_TILE = 1024
-#: rows per parallel task (each exact task owns one scratch tile)
+#: rows per parallel task
 _CHUNK = 4096
 
 
 @numba.njit(**JIT)
-def _dot8(embs, q, i, prod, out):
-    """out[i:i+8] = their dot products with q: eight interleaved left-to-right sums."""
-    d = embs.shape[1]
-    tile = prod.shape[0] // 8
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    for t0 in range(0, d, tile):
-        w = min(tile, d - t0)
-        qt = q[t0 : t0 + w]
-        for r in range(8):
-            row = embs[i + r, t0 : t0 + w]
-            dst = prod[r * tile : r * tile + w]
-            for k in range(w):
-                dst[k] = qt[k] * np.float64(row[k])
-        p0 = prod[0:w]
-        p1 = prod[tile : tile + w]
-        p2 = prod[2 * tile : 2 * tile + w]
-        p3 = prod[3 * tile : 3 * tile + w]
-        p4 = prod[4 * tile : 4 * tile + w]
-        p5 = prod[5 * tile : 5 * tile + w]
-        p6 = prod[6 * tile : 6 * tile + w]
-        p7 = prod[7 * tile : 7 * tile + w]
-        for k in range(w):
-            s0 += p0[k]
-            s1 += p1[k]
-            s2 += p2[k]
-            s3 += p3[k]
-            s4 += p4[k]
-            s5 += p5[k]
-            s6 += p6[k]
-            s7 += p7[k]
-    out[i] = s0
-    out[i + 1] = s1
-    out[i + 2] = s2
-    out[i + 3] = s3
-    out[i + 4] = s4
-    out[i + 5] = s5
-    out[i + 6] = s6
-    out[i + 7] = s7
+def _dot_row(embs, q, j):
+    """sum_t q_t * e_{j,t}, left to right from 0.0, in float64 (one row, scalar)."""
+    s = 0.0
+    for t in range(embs.shape[1]):
+        s += q[t] * np.float64(embs[j, t])
+    return s
 
 
 @numba.njit(**JIT)
-def _dot4(embs, q, i, prod, out):
-    """out[i:i+4] = their dot products with q: four interleaved left-to-right sums."""
+def _rows(embs, q, i, count, out):
+    """out[i:i+count] for count = 8 or 16: the SIMD block, then each row's last d % 8 terms."""
+    if count == 16:
+        dot_rows16(embs, q, i, out)
+    else:
+        dot_rows8(embs, q, i, out)
     d = embs.shape[1]
-    tile = prod.shape[0] // 8
-    s0 = s1 = s2 = s3 = 0.0
-    for t0 in range(0, d, tile):
-        w = min(tile, d - t0)
-        qt = q[t0 : t0 + w]
-        for r in range(4):
-            row = embs[i + r, t0 : t0 + w]
-            dst = prod[r * tile : r * tile + w]
-            for k in range(w):
-                dst[k] = qt[k] * np.float64(row[k])
-        p0 = prod[0:w]
-        p1 = prod[tile : tile + w]
-        p2 = prod[2 * tile : 2 * tile + w]
-        p3 = prod[3 * tile : 3 * tile + w]
-        for k in range(w):
-            s0 += p0[k]
-            s1 += p1[k]
-            s2 += p2[k]
-            s3 += p3[k]
-    out[i] = s0
-    out[i + 1] = s1
-    out[i + 2] = s2
-    out[i + 3] = s3
+    for j in range(i, i + count):
+        s = out[j]
+        for t in range(d - d % LANES, d):
+            s += q[t] * np.float64(embs[j, t])
+        out[j] = s
 
 
 def _similarity_impl(embs, q, out):
     """out_i = sum_t q_t * e_{i,t}, left to right from 0.0, in float64 (embs may be float32).
 
-    A single left-to-right sum waits on each add before the next (a latency-bound chain),
-    so rows are taken eight (then four) at a time: their products q_t * e_{i,t} (each
-    rounded on its own, vectorized along t) go to a scratch tile, then the rows' sums
-    advance together.  Every row keeps its own summation order, so the bits equal the
-    one-row loop (and ``dsgc_ref``); a last ragged block overlaps the one before it (rows
-    computed twice by the same arithmetic get the same bits).  Rows are owned by one task,
-    so any thread count gives the same bits.
+    Rows go 16 at a time through ``rowdot`` (vector lanes are rows, so each row keeps its
+    own summation order and the bits equal the one-row loop and ``dsgc_ref``); a ragged last
+    block overlaps the one before it (a row computed twice gets the same bits twice), and a
+    task of fewer than 8 rows runs the scalar loop.  Rows are owned by one task, so any
+    thread count gives the same bits.
     """
-    n, d = embs.shape
-    tile = min(d, _TILE)
+    n = embs.shape[0]
     for c in numba.prange((n + _CHUNK - 1) // _CHUNK):
         lo = c * _CHUNK
         hi = min(lo + _CHUNK, n)
-        if hi - lo < 4:
-            for j in range(lo, hi):
-                s = 0.0
-                for t in range(d):
-                    s += q[t] * np.float64(embs[j, t])
-                out[j] = s
-        else:
-            prod = np.empty(_ROWS * tile, dtype=np.float64)
-            i = lo
-            while hi - i >= _ROWS:
-                _dot8(embs, q, i, prod, out)
-                i += _ROWS
-            if hi - i >= 4:
-                _dot4(embs, q, i, prod, out)
-                i += 4
-            if i < hi:
-                _dot4(embs, q, hi - 4, prod, out)
+        i = lo
+        while hi - i >= 16:
+            _rows(embs, q, i, 16, out)
+            i += 16
+        if i < hi:
+            if hi - lo >= 16:
+                _rows(embs, q, hi - 16, 16, out)
+            elif hi - lo >= 8:
+                _rows(embs, q, lo, 8, out)
+                _rows(embs, q, hi - 8, 8, out)
+            else:
+                for j in range(lo, hi):
+                    out[j] = _dot_row(embs, q, j)
 
 
 similarity = numba.njit(_similarity_impl, **JIT)
