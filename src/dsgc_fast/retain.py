@@ -150,11 +150,12 @@ def mixture(a: np.ndarray, weights: np.ndarray, tau: float | None) -> np.ndarray
     With one query the result is f(a_0) itself (as in ``dsgc_ref.equations``).
     """
     m, n = a.shape
+    softmax = _pick(n, scoring.softmax, scoring.softmax_par)
     if m == 1:
         if tau is None:
             return a[0]
         out = np.empty(n, dtype=np.float64)
-        scoring.softmax(a[0], tau, out)
+        softmax(a[0], tau, out)
         return out
     acc = np.zeros(n, dtype=np.float64)
     tmp = np.empty(n, dtype=np.float64)
@@ -162,7 +163,7 @@ def mixture(a: np.ndarray, weights: np.ndarray, tau: float | None) -> np.ndarray
         if tau is None:
             scoring.accumulate(acc, weights[k], a[k])
         else:
-            scoring.softmax(a[k], tau, tmp)
+            softmax(a[k], tau, tmp)
             scoring.accumulate(acc, weights[k], tmp)
     return acc
 
@@ -172,7 +173,7 @@ def propagate(graph: DependencyGraph, r: np.ndarray, hops: int, decay: float) ->
     n = r.shape[0]
     out = np.empty(n, dtype=np.float64)
     if hops == 1:
-        propagation.one_hop(graph.dep_indptr, graph.dep_indices, r, out)
+        _pick(n, propagation.one_hop, propagation.one_hop_par)(graph.dep_indptr, graph.dep_indices, r, out)
     else:
         par = n >= PARALLEL_MIN_N
         kernel = propagation.k_hop_par if par else propagation.k_hop

@@ -1,9 +1,10 @@
 """Scoring kernels: dot products, softmax, query mixtures and score combination.
 
-The dot-product kernels have one body and two dispatchers (serial and ``parallel=True``);
-``out[i]`` is written by exactly one iteration, so both give identical bits at any thread
-count.  The cheap elementwise kernels are serial only (a parallel region costs more than
-they do); scalar reductions (the softmax maximum and denominator) are sequential loops.
+The dot-product and softmax kernels have one body and two dispatchers (serial and
+``parallel=True``); ``out[i]`` is written by exactly one iteration, so both give identical
+bits at any thread count.  The cheap elementwise kernels are serial only (a parallel region
+costs more than they do); scalar reductions (the softmax maximum and denominator) are
+sequential loops.
 """
 
 from __future__ import annotations
@@ -96,25 +97,29 @@ similarity_fast = numba.njit(_similarity_fast_impl, **JIT_FAST)
 similarity_fast_par = numba.njit(cache_twin(_similarity_fast_impl, "_par"), **JIT_FAST_PARALLEL)
 
 
-@numba.njit(**JIT)
-def softmax(a, tau, out):
+def _softmax_impl(a, tau, out):
     """out_i = exp((a_i - max a) / tau) / sum_k exp((a_k - max a) / tau); sum left to right.
 
-    Serial on purpose: the sum must run left to right anyway, so it is fused with the
-    exponentials into one pass, and a cheap elementwise pass is not worth waking threads.
+    The maximum and the denominator are sequential loops (the sum must run left to right);
+    the exponentials and the divisions are row-owned, so the parallel twin splits them over
+    threads and still gives the serial bits.
     """
     n = a.shape[0]
     m = a[0]
     for i in range(1, n):
         if a[i] > m:
             m = a[i]
+    for i in numba.prange(n):
+        out[i] = math.exp((a[i] - m) / tau)
     s = 0.0
     for i in range(n):
-        e = math.exp((a[i] - m) / tau)
-        out[i] = e
-        s += e
-    for i in range(n):
+        s += out[i]
+    for i in numba.prange(n):
         out[i] = out[i] / s
+
+
+softmax = numba.njit(_softmax_impl, **JIT)
+softmax_par = numba.njit(cache_twin(_softmax_impl, "_par"), **JIT_PARALLEL)
 
 
 @numba.njit(**JIT)
