@@ -121,9 +121,8 @@ def test_closure_matches_scipy_bfs_from_a_super_source(case):
     assert got.tolist() == dsgc_ref.pin_closure(roots, kwargs["uses"], kwargs["binds"], binders=kwargs.get("binders"))
     indptr, needed = index.needs()
     owner = np.repeat(np.arange(n), np.diff(indptr))
-    ok = needed >= 0
-    rows = np.r_[owner[ok], np.full(len(roots), n)]  # node n: a virtual source linked to every root
-    cols = np.r_[needed[ok], roots]
+    rows = np.r_[owner, np.full(len(roots), n)]  # node n: a virtual source linked to every root
+    cols = np.r_[needed, roots]
     graph = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(n + 1, n + 1))
     want = np.sort(breadth_first_order(graph, n, directed=True, return_predecessors=False))[:-1]
     assert got.tolist() == want.tolist()

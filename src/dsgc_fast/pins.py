@@ -29,8 +29,10 @@ class ReferentIndex:
     ``live_binder``             referent id -> live binder block (-1: unbound)
     ``names``                   referent id -> referent (the list form's keys; ids in the array form)
     ``values``                  referent id -> the live binder's value (None when unbound/unknown)
-    ``needed``                  per use link, the block it needs: ``live_binder[use_ids]`` (-1: none),
+    ``need_indptr``/``need_blocks``  CSR: block u needs the live binders
+                                ``need_blocks[need_indptr[u]:need_indptr[u+1]]`` of its bound uses,
                                 precomputed so closures walk block -> block links directly
+                                (int32 when the store fits, halving what a walk reads)
     """
 
     n: int
@@ -39,11 +41,16 @@ class ReferentIndex:
     live_binder: np.ndarray
     names: Sequence[Hashable]
     values: Sequence[Any]
-    needed: np.ndarray = field(init=False, repr=False)
+    need_indptr: np.ndarray = field(init=False, repr=False)
+    need_blocks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        needed = self.live_binder[self.use_ids] if self.use_ids.size else np.empty(0, dtype=np.int64)
-        object.__setattr__(self, "needed", needed)
+        binder = self.live_binder[self.use_ids] if self.use_ids.size else np.empty(0, dtype=np.int64)
+        bound = binder >= 0
+        before = np.concatenate(([0], np.cumsum(bound)))  # bound links before each use link
+        dtype = np.int32 if max(self.n, before[-1]) < np.iinfo(np.int32).max else np.int64
+        object.__setattr__(self, "need_indptr", before[self.use_indptr].astype(dtype))
+        object.__setattr__(self, "need_blocks", binder[bound].astype(dtype))
 
     @classmethod
     def from_lists(
@@ -113,8 +120,8 @@ class ReferentIndex:
         return cls(n, indptr, uses, binder, list(range(m)), vals)
 
     def needs(self) -> tuple[np.ndarray, np.ndarray]:
-        """CSR of block -> blocks it needs (live binders of its uses; -1 entries: unbound)."""
-        return self.use_indptr, self.needed
+        """CSR (indptr, blocks) of block -> blocks it needs: the live binders of its bound uses."""
+        return self.need_indptr, self.need_blocks
 
 
 def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders: Any) -> ReferentIndex:
@@ -139,7 +146,7 @@ def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders:
 def closure(index: ReferentIndex, roots: np.ndarray) -> np.ndarray:
     """Boolean mask of the roots and everything they pin (transitively)."""
     mask = np.zeros(index.n, dtype=np.bool_)
-    pin_kernels.closure_mask(roots, index.use_indptr, index.needed, mask)
+    pin_kernels.closure_mask(roots, index.need_indptr, index.need_blocks, mask)
     return mask
 
 
@@ -190,7 +197,7 @@ def orphans(
     kept = np.zeros(n, dtype=np.bool_)
     kept[_validate.indices("retained", retained, n)] = True
     owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(index.use_indptr))
-    binder = index.needed
+    binder = index.live_binder[index.use_ids]
     bad = kept[owner] & (binder >= 0)
     bad[bad] = ~kept[binder[bad]]
     tabled = {e[0] for e in table.entries} if table is not None else set()

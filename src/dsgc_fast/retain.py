@@ -387,8 +387,8 @@ def retain(
             np.int8(Reason.KEPT_CLOSURE),
             reserved,
             excluded,
-            index.use_indptr,
-            index.needed,
+            index.need_indptr,
+            index.need_blocks,
             mask,
             reasons,
         )

@@ -1,7 +1,7 @@
 """Referent-pinning kernels: pin closure and closure-aware budgeted selection.
 
 A block u "needs" block b when u uses a referent x whose live binder is b: the CSR
-``needed[use_indptr[u]:use_indptr[u+1]]`` lists those blocks (-1: the referent is unbound).
+``need_blocks[need_indptr[u]:need_indptr[u+1]]`` lists those blocks (int32 or int64).
 """
 
 from __future__ import annotations
@@ -13,25 +13,31 @@ from .._config import JIT
 
 
 @numba.njit(**JIT)
-def closure_mask(roots, use_indptr, needed, mask):
-    """Set mask[b] for every block reachable from ``roots`` through use -> live-binder links."""
+def closure_mask(roots, need_indptr, need_blocks, mask):
+    """Set mask[b] for every block reachable from ``roots`` through use -> live-binder links.
+
+    Breadth first: the block taken next was found long before, so its reads do not wait on
+    the block just scanned and the memory system serves several at once (a depth-first
+    stack chains each read to the previous one).
+    """
     n = mask.shape[0]
-    stack = np.empty(n, dtype=np.int64)
-    top = 0
+    queue = np.empty(n, dtype=need_blocks.dtype)
+    tail = 0
     for r in roots:
         if not mask[r]:
             mask[r] = True
-            stack[top] = r
-            top += 1
-    while top > 0:
-        top -= 1
-        u = stack[top]
-        for k in range(use_indptr[u], use_indptr[u + 1]):
-            b = needed[k]
-            if b >= 0 and not mask[b]:
+            queue[tail] = r
+            tail += 1
+    head = 0
+    while head < tail:
+        u = queue[head]
+        head += 1
+        for k in range(need_indptr[u], need_indptr[u + 1]):
+            b = need_blocks[k]
+            if not mask[b]:
                 mask[b] = True
-                stack[top] = b
-                top += 1
+                queue[tail] = b
+                tail += 1
 
 
 @numba.njit(**JIT)
@@ -46,8 +52,8 @@ def select_units(
     closure_code,
     reserved,
     excluded,
-    use_indptr,
-    needed,
+    need_indptr,
+    need_blocks,
     mask,
     reasons,
 ):
@@ -82,9 +88,9 @@ def select_units(
         while fits and head < size:
             u = unit[head]
             head += 1
-            for k in range(use_indptr[u], use_indptr[u + 1]):
-                b = needed[k]
-                if b < 0 or mask[b] or excluded[b] or stamp[b] == p:
+            for k in range(need_indptr[u], need_indptr[u + 1]):
+                b = need_blocks[k]
+                if mask[b] or excluded[b] or stamp[b] == p:
                     continue
                 stamp[b] = p
                 unit[size] = b
