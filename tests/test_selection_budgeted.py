@@ -62,3 +62,16 @@ def test_large_store_with_small_blocks_deep_in_the_ranking(prefix, seed):
     costs[np.argsort(scores)[: n // 2]] //= 50  # the worse half is cheap
     budget = int(costs.sum()) // 20
     assert_same_walk(scores, np.arange(n, dtype=np.int64), costs, budget, prefix)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_parked_blocks_return_in_tie_order(seed):
+    """The first round parks the low scorers; when the band above them runs out while cheap
+    blocks still fit, they come back in tie order (many ties, shuffled order)."""
+    rng = np.random.default_rng(seed)
+    n = 30_000
+    scores = rng.integers(0, 40, size=n) / 40
+    costs = np.where(scores >= 0.5, rng.integers(100, 300, size=n), rng.integers(1, 4, size=n)).astype(np.int64)
+    order = rng.permutation(n).astype(np.int64)
+    budget = int(costs.sum()) // 25 + int(rng.integers(0, 1000))  # the expensive band runs out first
+    assert_same_walk(scores, order, costs, budget, False)

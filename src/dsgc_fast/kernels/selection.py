@@ -85,6 +85,8 @@ _MIN_ROUND = 64
 _MAX_ROUNDS = 8
 #: keys sampled to place a round's score threshold
 _SAMPLE = 4096
+#: the first round parks the blocks scoring below this many times what is left (see below)
+_PARK_AIM = 4.0
 
 
 @numba.njit(**JIT)
@@ -145,24 +147,41 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
       kept unsorted; when it does not fit, or little is left, the prefix (aimed a little
       past what is left) is sorted stably and walked exactly as ``select`` walks.
 
+    The first round also parks the blocks scoring below a second threshold, aimed at
+    ``_PARK_AIM`` times what is left: the following rounds pass over the band between the
+    two thresholds only, and the parked blocks (all scoring below every block of the band)
+    are taken up, in tie order, only if the band runs out while something still fits.  So
+    a typical walk reads every block once, not once per round.
+
     The walk ends when what is left is below the cheapest block.  After ``_MAX_ROUNDS``
     rounds the remainder is ranked whole.  prefix stops at the first block that does not
     fit; the blocks not yet walked stay "cut off".  Returns the cost kept.
     """
     n = scores.shape[0]
     reasons[:] = cutoff_code if prefix else skipped_code
-    act = order.copy()  # the remaining blocks, in tie order
-    cand = np.empty(n, dtype=np.int64)
+    act = order.copy()  # the remaining blocks of the band, in tie order
+    cand = np.empty(n, dtype=np.int64)  # a round's candidates from the front; parked blocks from the back
+    parked = 0  # cand[n - parked:] holds them, in reverse tie order
     cheapest = costs.min() if n else 0
     m = n
     rem = budget
     for rounds in range(1, n + 1):
-        if m == 0 or not prefix and rem < cheapest:  # nothing left can fit
+        if not prefix and rem < cheapest:  # nothing left can fit
             break
+        if m == 0:
+            if parked == 0:
+                break
+            for k in range(parked):
+                act[k] = cand[n - 1 - k]
+            m = parked
+            parked = 0
         if rounds > _MAX_ROUNDS:
             threshold = -np.inf
         else:
             threshold = _threshold(scores, costs, act, m, rem, prefix, _UNDERSHOOT)
+        floor = -np.inf
+        if rounds == 1 and threshold > -np.inf:
+            floor = _threshold(scores, costs, act, m, rem, prefix, _PARK_AIM)
         count = 0
         cost = 0
         w = 0
@@ -173,9 +192,12 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
                     cand[count] = i
                     count += 1
                     cost += costs[i]
-                else:
+                elif scores[i] >= floor:
                     act[w] = i
                     w += 1
+                else:
+                    parked += 1
+                    cand[n - parked] = i
         m = w
         if cost <= rem:
             for c in range(count):
