@@ -53,8 +53,8 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds:.3f} s"
 
 
-def _rounds(n: int) -> int:
-    return 5 if n >= 100_000 else 7
+#: interleaved rounds per size (best round reported)
+ROUNDS = 7
 
 
 def environment() -> str:
@@ -96,7 +96,7 @@ def peer_section(sizes: list[int]) -> None:
         def fast() -> object:
             return dsgc_fast.retain(q32, s.embs, s.costs, s.budget, edges=graph, mode="fast")
 
-        t_floor, t_peer, t_exact, t_fast = interleaved([floor, peer, exact, fast], rounds=_rounds(n))
+        t_floor, t_peer, t_exact, t_fast = interleaved([floor, peer, exact, fast], rounds=ROUNDS)
         print(
             f"| {n:,} | {_fmt_time(t_floor)} | {_fmt_time(t_peer)} | {_fmt_time(t_exact)} | {_fmt_time(t_fast)} "
             f"| {t_exact / t_floor:.2f}x | {t_fast / t_floor:.2f}x | {t_peer / t_exact:.2f}x | {t_peer / t_fast:.2f}x |",
@@ -111,7 +111,7 @@ def scaling_section(sizes: list[int]) -> None:
     for n in sizes:
         s = make_store(n, D, seed=2)
         graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
-        (t,) = interleaved([lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph)], _rounds(n))
+        (t,) = interleaved([lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph)], ROUNDS)
         per = t / n * 1e9
         base = base or per
         print(f"| {n:,} | {_fmt_time(t)} | {per:.1f} | {per / base:.2f} |", flush=True)
