@@ -84,7 +84,7 @@ _MIN_ROUND = 64
 #: after this many rounds the remainder is ranked whole (bounds adversarial cost patterns)
 _MAX_ROUNDS = 8
 #: keys sampled to place a round's score threshold
-_SAMPLE = 4096
+_SAMPLE = 1024
 #: the first round parks the blocks scoring below this many times what is left (see below)
 _PARK_AIM = 4.0
 
@@ -149,9 +149,10 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
 
     The first round also parks the blocks scoring below a second threshold, aimed at
     ``_PARK_AIM`` times what is left: the following rounds pass over the band between the
-    two thresholds only, and the parked blocks (all scoring below every block of the band)
-    are taken up, in tie order, only if the band runs out while something still fits.  So
-    a typical walk reads every block once, not once per round.
+    two thresholds only.  Parked blocks (all scoring below every block of the band) are not
+    copied anywhere; only if the band runs out while something still fits are they
+    collected again, in tie order, by one pass over ``order``.  So a typical walk reads every
+    block once and writes only the band.
 
     The walk ends when what is left is below the cheapest block.  After ``_MAX_ROUNDS``
     rounds the remainder is ranked whole.  prefix stops at the first block that does not
@@ -159,34 +160,38 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
     """
     n = scores.shape[0]
     reasons[:] = cutoff_code if prefix else skipped_code
-    act = order.copy()  # the remaining blocks of the band, in tie order
-    cand = np.empty(n, dtype=np.int64)  # a round's candidates from the front; parked blocks from the back
-    parked = 0  # cand[n - parked:] holds them, in reverse tie order
+    act = np.empty(n, dtype=np.int64)  # the band: remaining blocks above the parking floor, in tie order
+    cand = np.empty(n, dtype=np.int64)
     cheapest = costs.min() if n else 0
+    floor = -np.inf  # blocks scoring below it are parked (first round only)
     m = n
     rem = budget
     for rounds in range(1, n + 1):
         if not prefix and rem < cheapest:  # nothing left can fit
             break
+        src = order if rounds == 1 else act
         if m == 0:
-            if parked == 0:
+            if floor == -np.inf:
                 break
-            for k in range(parked):
-                act[k] = cand[n - 1 - k]
-            m = parked
-            parked = 0
+            for a in range(n):  # the band ran out: bring back the parked blocks
+                i = order[a]
+                if scores[i] < floor and (prefix or costs[i] <= rem):
+                    act[m] = i
+                    m += 1
+            floor = -np.inf
+            if m == 0:
+                break
         if rounds > _MAX_ROUNDS:
             threshold = -np.inf
         else:
-            threshold = _threshold(scores, costs, act, m, rem, prefix, _UNDERSHOOT)
-        floor = -np.inf
+            threshold = _threshold(scores, costs, src, m, rem, prefix, _UNDERSHOOT)
         if rounds == 1 and threshold > -np.inf:
-            floor = _threshold(scores, costs, act, m, rem, prefix, _PARK_AIM)
+            floor = _threshold(scores, costs, src, m, rem, prefix, _PARK_AIM)
         count = 0
         cost = 0
         w = 0
         for a in range(m):
-            i = act[a]
+            i = src[a]
             if prefix or costs[i] <= rem:
                 if scores[i] >= threshold:
                     cand[count] = i
@@ -195,9 +200,6 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
                 elif scores[i] >= floor:
                     act[w] = i
                     w += 1
-                else:
-                    parked += 1
-                    cand[n - parked] = i
         m = w
         if cost <= rem:
             for c in range(count):
