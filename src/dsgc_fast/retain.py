@@ -15,7 +15,7 @@ from . import _validate
 from ._config import PARALLEL_MIN_N
 from .graph import DependencyGraph, as_graph
 from .kernels import pins as pin_kernels
-from .kernels import pipeline, propagation, scoring
+from .kernels import checks, pipeline, propagation, scoring
 from .kernels import selection as selection_kernels
 from .pins import ReferentIndex, as_index, closure, table_for
 
@@ -137,7 +137,7 @@ def similarity_rows(queries: np.ndarray, embs: np.ndarray, mode: str = "exact") 
 
 def check_finite(a: np.ndarray, embs: np.ndarray) -> None:
     """Raise ValueError unless every similarity in ``a`` ((N,) or (m, N)) is finite."""
-    if a.size and not np.isfinite(a.sum()) and not np.isfinite(a).all():  # a finite sum: all finite
+    if a.size and not checks.all_finite(a.reshape(-1, embs.shape[0])):
         row = int(np.flatnonzero(~np.isfinite(a.reshape(-1, embs.shape[0])).all(axis=0))[0])
         if not np.isfinite(embs[row]).all():
             raise ValueError(f"block_embs contains NaN or inf (row {row})")
