@@ -3,8 +3,8 @@
     .venv/bin/python tools/profile_stages.py 1000000
     .venv/bin/python tools/profile_stages.py 100000 --rounds 9
 
-Runs the helpers ``retain`` itself calls (similarity, softmax, one-hop propagation, score
-combination, kept-reason codes, the budgeted walk) one by one next to the floor ``E @ q``
+Runs the helpers ``retain`` itself calls (similarity, softmax, the fused one-hop pass that
+forms support, scores and kept-reason codes, the budgeted walk) one by one next to the floor ``E @ q``
 and the whole call, and prints the best round of each.  CPU time sums all threads, so a
 CPU/wall ratio near 2 means both cores were busy.
 """
@@ -22,8 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dsgc_fast  # noqa: E402
-from dsgc_fast.kernels import scoring, selection  # noqa: E402
-from dsgc_fast.retain import kept_reasons, mixture, propagate, similarity_rows  # noqa: E402
+from dsgc_fast.kernels import selection  # noqa: E402
+from dsgc_fast.retain import mixture, similarity_rows, weighted_one_hop  # noqa: E402
 from tools.synthetic import make_store  # noqa: E402
 
 
@@ -46,10 +46,7 @@ def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
         timed("floor E @ q", lambda: s.embs @ s.query)
         a = timed("similarity", lambda: similarity_rows(queries, s.embs))
         r = timed("softmax", lambda: mixture(a, weights, 0.25))
-        pi = timed("one-hop propagation", lambda: propagate(graph, r, 1, 0.5))
-        scores = np.empty(n)
-        timed("combine", lambda: scoring.combine(r, pi, s.costs, 1.0, 0.0, scores))
-        kept = timed("kept-reason codes", lambda: kept_reasons("dsgc", r, pi, 1.0))
+        _, scores, kept = timed("one hop + scores + kept codes", lambda: weighted_one_hop(r, graph, s.costs, 1.0, 0.0))
         mask, reasons = np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int8)
         timed(
             "budgeted walk",

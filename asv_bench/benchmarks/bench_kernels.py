@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import dsgc_fast
-from dsgc_fast.retain import kept_reasons, mixture, propagate, similarity_rows
+from dsgc_fast.retain import kept_reasons, mixture, propagate, similarity_rows, weighted_one_hop
 from dsgc_fast.kernels import selection as selection_kernels
 from dsgc_fast.pins import closure
 from dsgc_ref.contract import Reason
@@ -55,6 +55,10 @@ class Propagation(_Scored):
 
     def time_three_hops(self, n):
         propagate(self.graph, self.r, 3, 0.5)
+
+    def time_one_hop_scores(self, n):
+        """The fused pass ``retain`` runs for dsgc: support, scores and kept-reason codes."""
+        weighted_one_hop(self.r, self.graph, self.costs, 1.0, 0.0)
 
 
 class GraphBuild(_Scored):

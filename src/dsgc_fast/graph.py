@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate
-from .kernels.graph_kernels import build_csr
+from .kernels.graph_kernels import build_csr, fill_edge_rows
 
 
 @dataclass(frozen=True)
@@ -17,8 +17,9 @@ class DependencyGraph:
     """Prerequisite edges ``(j, i)`` ("block j depends on block i") over ``n`` blocks.
 
     ``dep_indptr``/``dep_indices``  CSR: row i lists the j that depend on i (ascending); the
-    direction scoring walks.  ``prerequisites``: the reverse CSR (row j lists the i that j
-    depends on), built on first use, since retention itself never needs it.
+    direction scoring walks.  ``dep_rows``: the row of each CSR entry (what the one-hop
+    kernels walk), and ``prerequisites``: the reverse CSR (row j lists the i that j depends
+    on); both are built on first use.
 
     The edge list is read as a set: duplicate edges count once and self-loops are dropped
     (a block is not its own prerequisite).  Build once with ``from_edges`` and pass the
@@ -38,6 +39,14 @@ class DependencyGraph:
         for a in (dep_indptr, dep_indices):
             a.flags.writeable = False
         return cls(n, dep_indptr, dep_indices)
+
+    @cached_property
+    def dep_rows(self) -> np.ndarray:
+        """The row of each entry of ``dep_indices`` (int32 when n fits, else int64)."""
+        rows = np.empty(self.n_edges, dtype=np.int32 if self.n <= np.iinfo(np.int32).max else np.int64)
+        fill_edge_rows(self.dep_indptr, rows)
+        rows.flags.writeable = False
+        return rows
 
     @cached_property
     def prerequisites(self) -> tuple[np.ndarray, np.ndarray]:

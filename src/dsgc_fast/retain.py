@@ -78,6 +78,8 @@ REASON_CODES = np.array(
 
 
 _SCORE_RULES = {"similarity": pipeline.SIMILARITY, "recency": pipeline.RECENCY}
+#: policies ranking by I = (r + lambda_pi * pi) / c ** density_exponent
+WEIGHTED_POLICIES = ("dsgc", "no_graph")
 
 
 def score_rule(policy: str) -> int:
@@ -173,7 +175,9 @@ def propagate(graph: DependencyGraph, r: np.ndarray, hops: int, decay: float) ->
     n = r.shape[0]
     out = np.empty(n, dtype=np.float64)
     if hops == 1:
-        _pick(n, propagation.one_hop, propagation.one_hop_par)(graph.dep_indptr, graph.dep_indices, r, out)
+        par = n >= PARALLEL_MIN_N
+        kernel = propagation.one_hop_par if par else propagation.one_hop
+        kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, r, propagation.PARTS if par else 1, out)
     else:
         par = n >= PARALLEL_MIN_N
         kernel = propagation.k_hop_par if par else propagation.k_hop
@@ -205,6 +209,25 @@ def relevance_and_support(
     graph_seq = DependencyGraph.from_edges(n, pos[edges]) if edges.size else graph
     support_seq = propagate(graph_seq, relevance_seq, hops, decay)
     return relevance_seq[pos], support_seq[pos]
+
+
+def weighted_one_hop(
+    relevance: np.ndarray, graph: DependencyGraph, cost: np.ndarray, lambda_pi: float, density_exponent: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(pi, I, kept-reason codes) of a weighted policy with hops = 1, in one fused pass.
+
+    The same bits as ``propagate``, ``scoring.combine`` and ``kept_reasons`` in sequence.
+    """
+    n = relevance.shape[0]
+    support, scores = np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64)
+    kept = np.empty(n, dtype=np.int8)
+    par = n >= PARALLEL_MIN_N
+    kernel = propagation.one_hop_scores_par if par else propagation.one_hop_scores
+    by_support, by_relevance = np.int8(Reason.KEPT_PROPAGATION), np.int8(Reason.KEPT_RELEVANCE)
+    parts = propagation.PARTS if par else 1
+    kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, relevance, cost, lambda_pi, density_exponent, by_support, by_relevance,
+           parts, support, scores, kept)  # fmt: skip
+    return support, scores, kept
 
 
 def kept_reasons(policy: str, relevance: np.ndarray, support: np.ndarray, lambda_pi: float) -> np.ndarray:
@@ -322,20 +345,23 @@ def retain(
 
     a = similarity_rows(queries, embs, mode)
     similarity = mixture(a, weights, None)
-    relevance, support = relevance_and_support(a, weights, tau, graph, hops, decay, order, seq)
-
     lam = 0.0 if policy == "no_graph" else lambda_pi
-    if policy == "similarity":
-        scores = similarity
-    elif policy == "recency":
-        scores = np.empty(n, dtype=np.float64)
-        scores[seq] = np.arange(n, dtype=np.float64)
+    if order is None and hops == 1 and policy in WEIGHTED_POLICIES:
+        relevance = mixture(a, weights, tau)
+        support, scores, keep_reason = weighted_one_hop(relevance, graph, cost, lam, density_exponent)
     else:
-        scores = np.empty(n, dtype=np.float64)
-        scoring.combine(relevance, support, cost, lam, density_exponent, scores)
+        relevance, support = relevance_and_support(a, weights, tau, graph, hops, decay, order, seq)
+        if policy == "similarity":
+            scores = similarity
+        elif policy == "recency":
+            scores = np.empty(n, dtype=np.float64)
+            scores[seq] = np.arange(n, dtype=np.float64)
+        else:
+            scores = np.empty(n, dtype=np.float64)
+            scoring.combine(relevance, support, cost, lam, density_exponent, scores)
+        keep_reason = kept_reasons(policy, relevance, support, lam)
 
     ranking = None
-    keep_reason = kept_reasons(policy, relevance, support, lam)
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
     pinned = np.empty(0, dtype=np.int64)

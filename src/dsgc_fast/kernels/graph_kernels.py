@@ -52,3 +52,11 @@ def build_csr(n, rows, cols):
                 prev = v
         indptr[r + 1] = w
     return indptr, idx[:w].copy()
+
+
+@numba.njit(**JIT)
+def fill_edge_rows(indptr, out):
+    """out[k] = the row of entry k: r for indptr[r] <= k < indptr[r + 1] (CSR -> COO rows)."""
+    for r in range(indptr.shape[0] - 1):
+        for k in range(indptr[r], indptr[r + 1]):
+            out[k] = r

@@ -130,14 +130,19 @@ def accumulate(acc, w, x):
 
 
 @numba.njit(**JIT)
+def score_of(r, pi, cost, lambda_pi, density_exponent):
+    """I = (r + lambda_pi * pi) / max(c, 1) ** density_exponent (no division at exponent 0)."""
+    v = r + lambda_pi * pi
+    if density_exponent != 0.0:
+        v = v / np.float64(max(cost, 1)) ** density_exponent
+    return v
+
+
+@numba.njit(**JIT)
 def combine(r, pi, costs, lambda_pi, density_exponent, out):
-    """out_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent (no division at 0).
+    """out_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent (``score_of``).
 
     Serial: one cheap elementwise pass is not worth waking threads.
     """
-    dens = density_exponent != 0.0
     for i in range(r.shape[0]):
-        v = r[i] + lambda_pi * pi[i]
-        if dens:
-            v = v / np.float64(max(costs[i], 1)) ** density_exponent
-        out[i] = v
+        out[i] = score_of(r[i], pi[i], costs[i], lambda_pi, density_exponent)

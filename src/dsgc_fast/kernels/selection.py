@@ -9,10 +9,16 @@ from .._config import JIT
 
 
 @numba.njit(**JIT)
+def kept_code(r, pi, lambda_pi, by_support, by_relevance):
+    """by_support if lambda_pi * pi > r else by_relevance (why a block is kept if admitted)."""
+    return by_support if lambda_pi * pi > r else by_relevance
+
+
+@numba.njit(**JIT)
 def kept_codes(relevance, support, lambda_pi, by_support, by_relevance, out):
-    """out_i = by_support if lambda_pi * pi_i > r_i else by_relevance (why i is kept if admitted)."""
+    """out_i = ``kept_code`` of block i."""
     for i in range(relevance.shape[0]):
-        out[i] = by_support if lambda_pi * support[i] > relevance[i] else by_relevance
+        out[i] = kept_code(relevance[i], support[i], lambda_pi, by_support, by_relevance)
 
 
 #: up to this many blocks an insertion sort beats mergesort's set-up (same stable result)
