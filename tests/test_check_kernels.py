@@ -27,7 +27,8 @@ def test_all_finite_is_numpy_isfinite_all(x):
 
 @settings(max_examples=examples(2))
 @given(_costs)
-def test_cost_bounds_are_min_sign_and_max(c):
-    negative, top = checks.cost_bounds(c)
+def test_cost_bounds_are_min_sign_max_and_sum(c):
+    negative, top, total = checks.cost_bounds(c)
     assert negative == bool(c.min() < 0)
     assert top == c.max()
+    assert total == c.sum()

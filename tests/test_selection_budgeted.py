@@ -12,25 +12,31 @@ from dsgc_fast.kernels.selection import rank, select, select_budgeted
 SKIPPED, CUTOFF = np.int8(5), np.int8(6)
 
 
-def both(scores, order, costs, budget, prefix):
+def walks(scores, order, costs, budget, prefix):
+    """(mask, reasons, used) of the full walk, then of the budgeted walk with its first pass
+    in 1, 2 and 7 ranges, and (input order only) told ``order=None``."""
     kept = (np.arange(scores.shape[0]) % 2).astype(np.int8)
+    identity = np.array_equal(order, np.arange(scores.shape[0]))
+    budgeted = [(order, parts) for parts in (1, 2, 7)] + ([(None, 1), (None, 3)] if identity else [])
     out = []
-    for walk in ("full", "budgeted"):
+    for walk in [None, *budgeted]:
         mask = np.zeros(scores.shape[0], dtype=np.bool_)
         reasons = np.full(scores.shape[0], -1, dtype=np.int8)
-        if walk == "full":
+        if walk is None:
             used = select(rank(scores, order), costs, budget, prefix, kept, SKIPPED, CUTOFF, mask, reasons)
         else:
-            used = select_budgeted(scores, order, costs, budget, prefix, kept, SKIPPED, CUTOFF, mask, reasons)
+            seq, parts = walk
+            used = select_budgeted(scores, seq, costs, budget, prefix, kept, SKIPPED, CUTOFF, parts, mask, reasons)
         out.append((mask, reasons, used))
     return out
 
 
 def assert_same_walk(scores, order, costs, budget, prefix):
-    (m1, r1, u1), (m2, r2, u2) = both(scores, order, costs, budget, prefix)
-    assert u1 == u2
-    assert np.array_equal(m1, m2)
-    assert np.array_equal(r1, r2)
+    (m1, r1, u1), *others = walks(scores, order, costs, budget, prefix)
+    for m2, r2, u2 in others:
+        assert u1 == u2
+        assert np.array_equal(m1, m2)
+        assert np.array_equal(r1, r2)
 
 
 @given(

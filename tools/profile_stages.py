@@ -5,7 +5,8 @@
 
 Runs the helpers ``retain`` itself calls (similarity, softmax, the fused one-hop pass that
 forms support, scores and kept-reason codes, the budgeted walk) one by one next to the floor ``E @ q``
-and the whole call, and prints the best round of each.  CPU time sums all threads, so a
+and the whole call, each after the idle ``tools.timing.SETTLE`` seconds, and prints the
+best round of each.  CPU time sums all threads, so a
 CPU/wall ratio near 2 means both cores were busy.
 """
 
@@ -22,19 +23,23 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dsgc_fast  # noqa: E402
-from dsgc_fast.kernels import selection  # noqa: E402
+from dsgc_fast._config import PARALLEL_MIN_N  # noqa: E402
+from dsgc_fast.kernels import propagation, selection  # noqa: E402
 from dsgc_fast.retain import mixture, similarity_rows, weighted_one_hop  # noqa: E402
 from tools.synthetic import make_store  # noqa: E402
+from tools.timing import SETTLE  # noqa: E402
 
 
 def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
     """{stage: (best wall seconds, best CPU seconds)} over ``rounds`` rounds."""
     s = make_store(n, d, seed=1)
     graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
-    queries, weights, order = s.query[None, :].astype(np.float64), np.ones(1), np.arange(n)
+    queries, weights = s.query[None, :].astype(np.float64), np.ones(1)
+    parts = propagation.PARTS if n >= PARALLEL_MIN_N else 1
     best: dict[str, tuple[float, float]] = {}
 
     def timed(name: str, fn: Callable[[], object]) -> object:
+        time.sleep(SETTLE)  # no stage shares the cores with the previous one's spinning threads
         t0, c0 = time.perf_counter(), time.process_time()
         out = fn()
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -50,7 +55,7 @@ def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
         mask, reasons = np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int8)
         timed(
             "budgeted walk",
-            lambda: selection.select_budgeted(scores, order, s.costs, s.budget, False, kept, np.int8(5), np.int8(6), mask, reasons),
+            lambda: selection.select_budgeted(scores, None, s.costs, s.budget, False, kept, np.int8(5), np.int8(6), parts, mask, reasons),
         )
         timed("retain (whole call)", lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph))
     return best

@@ -94,17 +94,17 @@ def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
-def costs(value: Any, n: int) -> np.ndarray:
-    """N non-negative int64 token costs whose total cannot overflow."""
+def costs(value: Any, n: int) -> tuple[np.ndarray, int]:
+    """N non-negative int64 token costs whose total cannot overflow, and their total."""
     c = integer_vector("costs", value, n)
     if not c.size:
-        return c
-    negative, top = checks.cost_bounds(c)
+        return c, 0
+    negative, top, total = checks.cost_bounds(c)
     if negative:
         raise ValueError(f"costs must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
     if top > _INDEX_LIMIT // max(n, 1):
         raise ValueError("costs are too large: their total would overflow int64")
-    return c
+    return c, int(total)
 
 
 def block_count(value: Any) -> int:

@@ -188,17 +188,17 @@ def propagate(graph: DependencyGraph, r: np.ndarray, hops: int, decay: float) ->
 
 def relevance_and_support(
     a: np.ndarray, weights: np.ndarray, tau: float, graph: DependencyGraph, hops: int, decay: float,
-    order: Any, seq: np.ndarray,
+    seq: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """r and pi with every sum over blocks taken in ``order`` sequence (as ``dsgc_ref`` does).
+    """r and pi with every sum over blocks taken in ``seq`` order (as ``dsgc_ref`` does).
 
-    With an explicit ``order`` the (m, N) similarities are laid out in order sequence (an
+    With an explicit order ``seq`` the (m, N) similarities are laid out in that sequence (an
     N-length gather, never the N x d matrix) and the graph relabelled by position, so the
     softmax denominator and each propagated sum add their terms in the same sequence for any
     permutation of the store: permuting the blocks and ``order`` alike permutes the result
-    bit for bit.  Without one, the input order is the sequence and nothing is relabelled.
+    bit for bit.  With ``seq`` None the input order is the sequence and nothing is relabelled.
     """
-    if order is None:
+    if seq is None:
         relevance = mixture(a, weights, tau)
         return relevance, propagate(graph, relevance, hops, decay)
     n = seq.shape[0]
@@ -331,7 +331,7 @@ def retain(
     queries = _validate.query(query_emb)
     embs = _validate.embeddings("block_embs", block_embs, queries.shape[1])
     n = embs.shape[0]
-    cost = _validate.costs(costs, n)
+    cost, total_cost = _validate.costs(costs, n)
     graph = as_graph(edges, n)
     pins = live is not None or uses is not None or binds is not None or referents is not None
     if 0 < n <= SMALL_N and queries.shape[0] == 1 and query_weights is None and order is None and not pins:
@@ -339,23 +339,24 @@ def retain(
             queries[0], embs, cost, graph, budget, policy, selection, lambda_pi, tau, hops, decay, density_exponent, mode
         )
     weights = _validate.query_weights(query_weights, queries.shape[0])
-    seq = _validate.order(order, n)
+    seq = None if order is None else _validate.order(order, n)  # None: the input order
     if n == 0:
         return _empty(budget, policy, selection)
 
     a = similarity_rows(queries, embs, mode)
     similarity = mixture(a, weights, None)
     lam = 0.0 if policy == "no_graph" else lambda_pi
-    if order is None and hops == 1 and policy in WEIGHTED_POLICIES:
+    if seq is None and hops == 1 and policy in WEIGHTED_POLICIES:
         relevance = mixture(a, weights, tau)
         support, scores, keep_reason = weighted_one_hop(relevance, graph, cost, lam, density_exponent)
     else:
-        relevance, support = relevance_and_support(a, weights, tau, graph, hops, decay, order, seq)
+        relevance, support = relevance_and_support(a, weights, tau, graph, hops, decay, seq)
         if policy == "similarity":
             scores = similarity
         elif policy == "recency":
-            scores = np.empty(n, dtype=np.float64)
-            scores[seq] = np.arange(n, dtype=np.float64)
+            scores = np.arange(n, dtype=np.float64)  # the position in the tie order
+            if seq is not None:
+                scores[seq] = np.arange(n, dtype=np.float64)
         else:
             scores = np.empty(n, dtype=np.float64)
             scoring.combine(relevance, support, cost, lam, density_exponent, scores)
@@ -371,11 +372,12 @@ def retain(
             scores,
             seq,
             cost,
-            min(budget, int(cost.sum())),
+            min(budget, total_cost),
             selection == "prefix",
             keep_reason,
             np.int8(Reason.SKIPPED_NO_FIT),
             np.int8(Reason.EVICTED_CUTOFF),
+            propagation.PARTS if n >= PARALLEL_MIN_N else 1,
             mask,
             reasons,
         )
@@ -401,11 +403,11 @@ def retain(
             mask[roots] = True
         else:
             mask[pinned] = True
-        ranking = selection_kernels.rank(scores, seq)
+        ranking = selection_kernels.rank(scores, np.arange(n, dtype=np.int64) if seq is None else seq)
         used = pin_kernels.select_units(
             ranking,
             cost,
-            min(budget, int(cost.sum()) + reserved),
+            min(budget, total_cost + reserved),
             selection == "prefix",
             keep_reason,
             np.int8(Reason.SKIPPED_NO_FIT),
@@ -433,6 +435,6 @@ def retain(
         selection=selection,
         pinned=pinned,
         binding_table=table,
-        order=None if order is None else seq,
+        order=seq,
         _rank=ranking,
     )

@@ -29,12 +29,17 @@ def all_finite(x):
 
 @numba.njit(**JIT)
 def cost_bounds(c):
-    """(any c_i < 0, max_i c_i) of a non-empty int64 vector, in one pass."""
-    negative = False
+    """(any c_i < 0, max_i c_i, sum_i c_i) of a non-empty int64 vector, in one pass.
+
+    Integer minimum, maximum and sum, branch-free, so LLVM vectorizes the pass.  The sum
+    wraps around on overflow; callers use it only once the maximum bounds it.
+    """
+    low = c[0]
     top = c[0]
+    total = 0
     for i in range(c.shape[0]):
         v = c[i]
-        negative = negative or v < 0
-        if v > top:
-            top = v
-    return negative, top
+        low = min(low, v)
+        top = max(top, v)
+        total += v
+    return low < 0, top, total

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._config import JIT
+from .._config import JIT, JIT_PARALLEL
 
 
 @numba.njit(**JIT)
@@ -112,39 +112,119 @@ def _stable_order(keys):
 
 
 @numba.njit(**JIT)
-def _threshold(scores, costs, act, m, rem, prefix, aim):
-    """A score placing about ``aim`` times ``rem`` worth of eligible blocks at or above it.
+def _at(seq, a):
+    """seq[a], or a itself when ``seq`` is None (the identity order; Numba prunes the branch)."""
+    if seq is None:
+        return a
+    return seq[a]
 
-    Eligible: every block under prefix, else those costing at most ``rem``.  Placed from
-    an evenly strided sample of ``act[:m]`` (sample counts scaled by the stride), so the
-    cost above it is only approximate; -inf (take everything) when the sample has fewer
-    eligible blocks than one round's minimum.
-    """
+
+@numba.njit(**JIT)
+def _sample(scores, costs, act, m, rem, prefix):
+    """An evenly strided sample of the eligible blocks of ``act[:m]`` (``act`` None: blocks
+    0..m-1): (their negated scores, their total cost, the stride).  Eligible: every block
+    under prefix, else those costing at most ``rem``."""
     stride = max(1, m // _SAMPLE)
     keys = np.empty((m + stride - 1) // stride, dtype=np.float64)
     size = 0
     total = 0
     for j in range(0, m, stride):
-        i = act[j]
+        i = _at(act, j)
         if prefix or costs[i] <= rem:
             keys[size] = -scores[i]
             size += 1
             total += costs[i]
+    return keys[:size], total, stride
+
+
+@numba.njit(**JIT)
+def _place(keys, total, stride, rem, aim):
+    """A score placing about ``aim`` times ``rem`` worth of eligible blocks at or above it,
+    from a ``_sample`` (counts scaled by the stride, so the cost above it is approximate);
+    -inf (take everything) when the sample has fewer blocks than one round's minimum."""
+    size = keys.shape[0]
     if size == 0 or total == 0:
         return -np.inf
     k = max(_MIN_ROUND // stride, int(aim * rem * size / (total * stride)))
     if k >= size:
         return -np.inf
-    return -np.partition(keys[:size], k)[k]
+    return -np.partition(keys, k)[k]
 
 
 @numba.njit(**JIT)
-def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_code, cutoff_code, mask, reasons):
+def _split_range(scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand, c, act, w):
+    """The round's pass over ``src[lo:hi]`` (None: blocks lo..hi-1), in tie order: eligible
+    blocks at or above ``threshold`` are appended to ``cand`` from position ``c``, those in
+    [floor, threshold) to ``act`` from ``w`` (``act`` may be ``src`` itself: it is written
+    behind the read).  Returns (new c, cost appended to cand, new w)."""
+    cost = 0
+    for a in range(lo, hi):
+        i = _at(src, a)
+        if prefix or costs[i] <= rem:
+            if scores[i] >= threshold:
+                cand[c] = i
+                c += 1
+                cost += costs[i]
+            elif scores[i] >= floor:
+                act[w] = i
+                w += 1
+    return c, cost, w
+
+
+def _split_parts_impl(scores, costs, src, bounds, rem, prefix, threshold, floor, cand, act, counts):
+    """``_split_range`` over each range bounds[p]..bounds[p+1], into cand and act from bounds[p];
+    counts[p] = (blocks to cand, their cost, blocks to act)."""
+    for p in numba.prange(bounds.shape[0] - 1):
+        lo = bounds[p]
+        c, cost, w = _split_range(scores, costs, src, lo, bounds[p + 1], rem, prefix, threshold, floor, cand, lo, act, lo)
+        counts[p, 0] = c - lo
+        counts[p, 1] = cost
+        counts[p, 2] = w - lo
+
+
+split_parts_par = numba.njit(_split_parts_impl, **JIT_PARALLEL)
+
+
+@numba.njit(**JIT)
+def _split(scores, costs, src, m, rem, prefix, threshold, floor, cand, act, parts):
+    """``_split_range`` over all of ``src[:m]`` from position 0: (count, cost, kept in act).
+
+    With ``parts`` > 1 the pass runs on threads, one contiguous range each (``split_parts_par``
+    writes each range's blocks from the range's start), and the ranges are then moved to the
+    front in order, so cand and act hold the same blocks in the same order as one pass gives.
+    Not in place: ``act`` must not be ``src`` then.
+    """
+    if parts <= 1:
+        return _split_range(scores, costs, src, 0, m, rem, prefix, threshold, floor, cand, 0, act, 0)
+    bounds = np.empty(parts + 1, dtype=np.int64)
+    for p in range(parts + 1):
+        bounds[p] = p * m // parts
+    counts = np.empty((parts, 3), dtype=np.int64)
+    split_parts_par(scores, costs, src, bounds, rem, prefix, threshold, floor, cand, act, counts)
+    count = 0
+    cost = 0
+    w = 0
+    for p in range(parts):
+        lo = bounds[p]
+        for k in range(counts[p, 0]):  # forward moves: each destination precedes its source
+            cand[count + k] = cand[lo + k]
+        for k in range(counts[p, 2]):
+            act[w + k] = act[lo + k]
+        count += counts[p, 0]
+        cost += counts[p, 1]
+        w += counts[p, 2]
+    return count, cost, w
+
+
+@numba.njit(**JIT)
+def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_code, cutoff_code, parts, mask, reasons):
     """``select(rank(scores, order), ...)`` on an all-False ``mask``, without ranking every block.
 
-    The blocks scoring at or above any threshold (ties included) are a prefix of the
-    ranking, and a prefix whose total cost fits is kept whole whatever its inner order.
-    So the walk goes in rounds over the remaining blocks (kept in tie order), one pass each:
+    ``order`` None is the input order (nothing to read).  ``parts`` > 1 runs the first
+    round's pass (the only one over every block) on threads, in that many ranges.  The blocks scoring at or above
+    any threshold (ties included) are a prefix of the ranking, and a prefix whose total
+    cost fits is kept whole whatever its inner order.  So the walk goes in rounds over the
+    remaining blocks (kept in tie order), one pass each:
 
     - first_fit never keeps a block costing more than what is left, and what is left only
       shrinks, so such blocks are dropped (their reason stays "skipped");
@@ -175,38 +255,29 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
     for rounds in range(1, n + 1):
         if not prefix and rem < cheapest:  # nothing left can fit
             break
-        src = order if rounds == 1 else act
         if m == 0:
             if floor == -np.inf:
                 break
             for a in range(n):  # the band ran out: bring back the parked blocks
-                i = order[a]
+                i = _at(order, a)
                 if scores[i] < floor and (prefix or costs[i] <= rem):
                     act[m] = i
                     m += 1
             floor = -np.inf
             if m == 0:
                 break
-        if rounds > _MAX_ROUNDS:
-            threshold = -np.inf
+        if rounds == 1:
+            keys, total, stride = _sample(scores, costs, order, m, rem, prefix)
+            threshold = _place(keys, total, stride, rem, _UNDERSHOOT)
+            if threshold > -np.inf:
+                floor = _place(keys, total, stride, rem, _PARK_AIM)
+            count, cost, m = _split(scores, costs, order, m, rem, prefix, threshold, floor, cand, act, parts)
         else:
-            threshold = _threshold(scores, costs, src, m, rem, prefix, _UNDERSHOOT)
-        if rounds == 1 and threshold > -np.inf:
-            floor = _threshold(scores, costs, src, m, rem, prefix, _PARK_AIM)
-        count = 0
-        cost = 0
-        w = 0
-        for a in range(m):
-            i = src[a]
-            if prefix or costs[i] <= rem:
-                if scores[i] >= threshold:
-                    cand[count] = i
-                    count += 1
-                    cost += costs[i]
-                elif scores[i] >= floor:
-                    act[w] = i
-                    w += 1
-        m = w
+            threshold = -np.inf
+            if rounds <= _MAX_ROUNDS:
+                keys, total, stride = _sample(scores, costs, act, m, rem, prefix)
+                threshold = _place(keys, total, stride, rem, _UNDERSHOOT)
+            count, cost, m = _split(scores, costs, act, m, rem, prefix, threshold, floor, cand, act, 1)
         if cost <= rem:
             for c in range(count):
                 mask[cand[c]] = True
