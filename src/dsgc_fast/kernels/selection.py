@@ -156,18 +156,25 @@ def _split_range(scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand
     """The round's pass over ``src[lo:hi]`` (None: blocks lo..hi-1), in tie order: eligible
     blocks at or above ``threshold`` are appended to ``cand`` from position ``c``, those in
     [floor, threshold) to ``act`` from ``w`` (``act`` may be ``src`` itself: it is written
-    behind the read).  Returns (new c, cost appended to cand, new w)."""
+    behind the read).  Returns (new c, cost appended to cand, new w).
+
+    Branch-free (each block is written to both arrays, and only the position of the one it
+    belongs to advances): which side a block falls on is unpredictable, and a branch per
+    block cost about twice as much.  Writes stay within cand[c:hi - lo + c] and act[w:...].
+    Indices are unsigned, which spares Numba's negative-index wraparound.
+    """
     cost = 0
-    for a in range(lo, hi):
+    for a in range(np.uint64(lo), np.uint64(hi)):
         i = _at(src, a)
-        if prefix or costs[i] <= rem:
-            if scores[i] >= threshold:
-                cand[c] = i
-                c += 1
-                cost += costs[i]
-            elif scores[i] >= floor:
-                act[w] = i
-                w += 1
+        u = np.uint64(i)
+        fits = (costs[u] <= rem) | prefix
+        above = fits & (scores[u] >= threshold)
+        band = fits & (scores[u] >= floor) & ~above
+        cand[np.uint64(c)] = i
+        act[np.uint64(w)] = i
+        c += np.int64(above)
+        w += np.int64(band)
+        cost += costs[u] * np.int64(above)
     return c, cost, w
 
 
