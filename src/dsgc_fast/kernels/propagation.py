@@ -1,4 +1,9 @@
-"""Propagation kernels over the dependents CSR (row i lists the blocks that depend on i)."""
+"""Propagation kernels over the dependents CSR (row i lists the blocks that depend on i).
+
+The one-hop kernels walk the CSR entries in order with the row of each entry beside them
+(``DependencyGraph.dep_rows``), over row ranges balanced by rows plus edges; ``PARTS`` ranges
+per parallel call, taken by the threads (any split gives the same bits: rows are owned).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from .scoring import score_of
 from .selection import kept_code
 
 
-#: row ranges per parallel call of the one-hop kernels (serial callers pass 1)
+#: row ranges per parallel call of the one-hop kernels and the walk's first pass (serial: 1)
 PARTS = 32
 
 

@@ -3,8 +3,8 @@
 The dot-product and softmax kernels have one body and two dispatchers (serial and
 ``parallel=True``); ``out[i]`` is written by exactly one iteration, so both give identical
 bits at any thread count.  The cheap elementwise kernels are serial only (a parallel region
-costs more than they do); scalar reductions (the softmax maximum and denominator) are
-sequential loops.
+costs more than they do); the softmax denominator is one sequential loop (its order is
+the contract's) and the maximum eight interleaved ones (any order gives the same maximum).
 """
 
 from __future__ import annotations
