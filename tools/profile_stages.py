@@ -23,9 +23,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dsgc_fast  # noqa: E402
-from dsgc_fast._config import PARALLEL_MIN_N  # noqa: E402
-from dsgc_fast.kernels import propagation, selection  # noqa: E402
-from dsgc_fast.retain import mixture, similarity_rows, weighted_one_hop  # noqa: E402
+from dsgc_fast.kernels import selection  # noqa: E402
+from dsgc_fast.retain import mixture, row_parts, similarity_rows, weighted_one_hop  # noqa: E402
 from tools.synthetic import make_store  # noqa: E402
 from tools.timing import SETTLE  # noqa: E402
 
@@ -35,7 +34,7 @@ def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
     s = make_store(n, d, seed=1)
     graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
     queries, weights = s.query[None, :].astype(np.float64), np.ones(1)
-    parts = propagation.PARTS if n >= PARALLEL_MIN_N else 1
+    parts = row_parts(n)
     best: dict[str, tuple[float, float]] = {}
 
     def timed(name: str, fn: Callable[[], object]) -> object:

@@ -6,9 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import dsgc_fast
-from dsgc_fast.retain import kept_reasons, mixture, propagate, similarity_rows, weighted_one_hop
-from dsgc_fast._config import PARALLEL_MIN_N
-from dsgc_fast.kernels import propagation
+from dsgc_fast.retain import kept_reasons, mixture, propagate, row_parts, similarity_rows, weighted_one_hop
 from dsgc_fast.kernels import selection as selection_kernels
 from dsgc_fast.pins import closure
 from dsgc_ref.contract import Reason
@@ -83,7 +81,7 @@ class Selection(_Scored):
             self.kept,
             np.int8(Reason.SKIPPED_NO_FIT),
             np.int8(Reason.EVICTED_CUTOFF),
-            propagation.PARTS if self.n >= PARALLEL_MIN_N else 1,
+            row_parts(self.n),
             np.zeros(self.n, dtype=np.bool_),
             np.empty(self.n, dtype=np.int8),
         )

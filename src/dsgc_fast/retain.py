@@ -91,6 +91,11 @@ def _pick(n: int, serial, parallel):
     return parallel if n >= PARALLEL_MIN_N else serial
 
 
+def row_parts(n: int) -> int:
+    """Row ranges for the one-hop kernels and the walk's first pass: ``PARTS`` on threads, else 1."""
+    return _pick(n, 1, propagation.PARTS)
+
+
 #: ``retain(mode=...)``: "exact" (bit-identical to dsgc_ref) or "fast" (see ``retain``)
 MODES = ("exact", "fast")
 
@@ -175,9 +180,8 @@ def propagate(graph: DependencyGraph, r: np.ndarray, hops: int, decay: float) ->
     n = r.shape[0]
     out = np.empty(n, dtype=np.float64)
     if hops == 1:
-        par = n >= PARALLEL_MIN_N
-        kernel = propagation.one_hop_par if par else propagation.one_hop
-        kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, r, propagation.PARTS if par else 1, out)
+        kernel = _pick(n, propagation.one_hop, propagation.one_hop_par)
+        kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, r, row_parts(n), out)
     else:
         par = n >= PARALLEL_MIN_N
         kernel = propagation.k_hop_par if par else propagation.k_hop
@@ -221,12 +225,11 @@ def weighted_one_hop(
     n = relevance.shape[0]
     support, scores = np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64)
     kept = np.empty(n, dtype=np.int8)
-    par = n >= PARALLEL_MIN_N
-    kernel = propagation.one_hop_scores_par if par else propagation.one_hop_scores
-    by_support, by_relevance = np.int8(Reason.KEPT_PROPAGATION), np.int8(Reason.KEPT_RELEVANCE)
-    parts = propagation.PARTS if par else 1
-    kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, relevance, cost, lambda_pi, density_exponent, by_support, by_relevance,
-           parts, support, scores, kept)  # fmt: skip
+    codes = np.int8(Reason.KEPT_PROPAGATION), np.int8(Reason.KEPT_RELEVANCE)
+    _pick(n, propagation.one_hop_scores, propagation.one_hop_scores_par)(
+        graph.dep_indptr, graph.dep_indices, graph.dep_rows, relevance, cost, lambda_pi, density_exponent, *codes,
+        row_parts(n), support, scores, kept,
+    )  # fmt: skip
     return support, scores, kept
 
 
@@ -377,7 +380,7 @@ def retain(
             keep_reason,
             np.int8(Reason.SKIPPED_NO_FIT),
             np.int8(Reason.EVICTED_CUTOFF),
-            propagation.PARTS if n >= PARALLEL_MIN_N else 1,
+            row_parts(n),
             mask,
             reasons,
         )
