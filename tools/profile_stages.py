@@ -4,10 +4,12 @@
     .venv/bin/python tools/profile_stages.py 100000 --rounds 9
 
 Runs the helpers ``retain`` itself calls (similarity, softmax, the fused one-hop pass that
-forms support, scores and kept-reason codes, the budgeted walk) one by one next to the floor ``E @ q``
-and the whole call, each after the idle ``tools.timing.SETTLE`` seconds, and prints the
-best round of each.  CPU time sums all threads, so a
-CPU/wall ratio near 2 means both cores were busy.
+forms support, scores and kept-reason codes, the budgeted walk) one by one, back to back in
+the order ``retain`` runs them, then the whole call, and prints the best round of each.
+The floor ``E @ q`` is timed in its own rounds first, and the stages start ``SETTLE``
+seconds later, so BLAS threads no longer spin beside them; there is no pause between stages
+(after one, a parallel region waits for threads to wake: see the README).  CPU time sums all
+threads, so a CPU/wall ratio near 2 means both cores were busy.
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
     best: dict[str, tuple[float, float]] = {}
 
     def timed(name: str, fn: Callable[[], object]) -> object:
-        time.sleep(SETTLE)  # no stage shares the cores with the previous one's spinning threads
         t0, c0 = time.perf_counter(), time.process_time()
         out = fn()
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -46,16 +47,19 @@ def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
         best[name] = (min(old[0], wall), min(old[1], cpu))
         return out
 
-    for _ in range(rounds + 1):  # the first round warms up (JIT, caches)
+    for _ in range(rounds + 1):
         timed("floor E @ q", lambda: s.embs @ s.query)
+    time.sleep(SETTLE)
+    for _ in range(rounds + 1):  # the first round warms up (JIT, caches, threads)
         a = timed("similarity", lambda: similarity_rows(queries, s.embs))
         r = timed("softmax", lambda: mixture(a, weights, 0.25))
-        _, scores, kept = timed("one hop + scores + kept codes", lambda: weighted_one_hop(r, graph, s.costs, 1.0, 0.0))
+        support, scores, kept = timed("one hop + scores + kept codes", lambda: weighted_one_hop(r, graph, s.costs, 1.0, 0.0))
         mask, reasons = np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int8)
         timed(
             "budgeted walk",
             lambda: selection.select_budgeted(scores, None, s.costs, s.budget, False, kept, np.int8(5), np.int8(6), parts, mask, reasons),
         )
+        del a, r, support, scores, kept, mask, reasons  # freed, as ``retain`` frees its own: no page faults
         timed("retain (whole call)", lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph))
     return best
 
