@@ -18,7 +18,8 @@ def closure_mask(roots, need_indptr, need_blocks, mask):
 
     Breadth first: the block taken next was found long before, so its reads do not wait on
     the block just scanned and the memory system serves several at once (a depth-first
-    stack chains each read to the previous one).
+    stack chains each read to the previous one).  Indices are unsigned in the loop, which
+    spares Numba's negative-index wraparound (``roots`` and the CSR are validated).
     """
     n = mask.shape[0]
     queue = np.empty(n, dtype=need_blocks.dtype)
@@ -30,13 +31,13 @@ def closure_mask(roots, need_indptr, need_blocks, mask):
             tail += 1
     head = 0
     while head < tail:
-        u = queue[head]
+        u = np.uint64(queue[head])
         head += 1
-        for k in range(need_indptr[u], need_indptr[u + 1]):
-            b = need_blocks[k]
+        for k in range(np.uint64(need_indptr[u]), np.uint64(need_indptr[u + np.uint64(1)])):
+            b = np.uint64(need_blocks[k])
             if not mask[b]:
                 mask[b] = True
-                queue[tail] = b
+                queue[np.uint64(tail)] = b
                 tail += 1
 
 
