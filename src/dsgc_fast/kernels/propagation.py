@@ -40,8 +40,7 @@ def balanced_rows(indptr, parts):
                 lo = mid + 1
             else:
                 hi = mid
-        bounds[p] = lo
-    bounds[parts] = n
+        bounds[p] = lo  # the last goal is n + E, first reached at i = n
     return bounds
 
 

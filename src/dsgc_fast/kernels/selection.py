@@ -228,10 +228,11 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
     """``select(rank(scores, order), ...)`` on an all-False ``mask``, without ranking every block.
 
     ``order`` None is the input order (nothing to read).  ``parts`` > 1 runs the first
-    round's pass (the only one over every block) on threads, in that many ranges.  The blocks scoring at or above
-    any threshold (ties included) are a prefix of the ranking, and a prefix whose total
-    cost fits is kept whole whatever its inner order.  So the walk goes in rounds over the
-    remaining blocks (kept in tie order), one pass each:
+    round's pass (the only one over every block) on threads, in that many ranges.
+
+    The blocks scoring at or above any threshold (ties included) are a prefix of the
+    ranking, and a prefix whose total cost fits is kept whole whatever its inner order.  So
+    the walk goes in rounds over the remaining blocks (kept in tie order), one pass each:
 
     - first_fit never keeps a block costing more than what is left, and what is left only
       shrinks, so such blocks are dropped (their reason stays "skipped");
