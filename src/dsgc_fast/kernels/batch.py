@@ -11,10 +11,9 @@ cache note in ``pipeline``.)
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 from .._config import JIT, JIT_PARALLEL, cache_twin
-from .graph_kernels import build_csr, fill_edge_rows
+from .graph_kernels import build_csr
 from .pipeline import retain_store
 
 
@@ -33,10 +32,8 @@ def _retain_stores_impl(
         e_lo = edge_offsets[s]
         e_hi = edge_offsets[s + 1]
         indptr, indices = build_csr(hi - lo, prerequisite[e_lo:e_hi], dependent[e_lo:e_hi])
-        rows = np.empty(indices.shape[0], dtype=np.int64)
-        fill_edge_rows(indptr, rows)
         used[s] = retain_store(
-            embs[lo:hi], queries[query_of[s]], costs[lo:hi], indptr, indices, rows, budgets[s],
+            embs[lo:hi], queries[query_of[s]], costs[lo:hi], indptr, indices, budgets[s],
             tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
             sim[lo:hi], rel[lo:hi], pi[lo:hi], scores[lo:hi], ranking[lo:hi], mask[lo:hi], reasons[lo:hi],
         )  # fmt: skip

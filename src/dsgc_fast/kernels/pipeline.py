@@ -25,13 +25,12 @@ SIMILARITY, WEIGHTED, RECENCY = 0, 1, 2
 
 @numba.njit(**JIT)
 def retain_store(
-    embs, q, costs, dep_indptr, dep_indices, dep_rows, budget,
+    embs, q, costs, dep_indptr, dep_indices, budget,
     tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
     sim, rel, pi, scores, ranking, mask, reasons,
 ):  # fmt: skip
     """Score, rank and select one store into the given output arrays; returns the cost kept.
 
-    ``dep_rows`` names the row of each CSR entry (``graph_kernels.fill_edge_rows``);
     ``codes`` = (kept by support, kept by relevance, kept by recency, skipped, cut off) as
     int8 ``Reason`` codes; ``budget`` is already capped at the total cost; ``mask`` arrives
     all False.  ``ranking`` gets every index, best first (ties in input order).
@@ -43,6 +42,8 @@ def retain_store(
         similarity(embs, q, sim)
     softmax(sim, tau, rel)
     if hops == 1:
+        dep_rows = np.empty(dep_indices.shape[0], dtype=np.int64)  # the row of each CSR entry
+        fill_edge_rows(dep_indptr, dep_rows)
         one_hop(dep_indptr, dep_indices, dep_rows, rel, 1, pi)
     else:
         k_hop(dep_indptr, dep_indices, rel, hops, decay, 1, pi)
@@ -78,10 +79,8 @@ def retain_small(
     total = 0
     for i in range(costs.shape[0]):
         total += costs[i]
-    dep_rows = np.empty(dep_indices.shape[0], dtype=np.int64)
-    fill_edge_rows(dep_indptr, dep_rows)
     used = retain_store(
-        embs, q, costs, dep_indptr, dep_indices, dep_rows, min(budget, total),
+        embs, q, costs, dep_indptr, dep_indices, min(budget, total),
         tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
         out[0], out[1], out[2], out[3], ranking, mask, reasons,
     )  # fmt: skip
