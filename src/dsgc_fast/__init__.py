@@ -4,7 +4,7 @@
 exactly what ``dsgc_ref.retain`` (the pure-Python oracle) returns, bit for bit on float64.
 """
 
-from dsgc_ref.contract import POLICIES, SELECTIONS, Reason, ReferentEvictionError
+from dsgc_ref.contract import POLICIES, SELECTIONS, Reason, ReferentEvictionError, whitespace_cost
 
 from dsgc_ref.pins import BindingTable
 
@@ -29,4 +29,5 @@ __all__ = [
     "pin_closure",
     "retain",
     "retain_batch",
+    "whitespace_cost",
 ]

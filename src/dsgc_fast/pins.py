@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.pins import BindingTable, check_referents, default_cost, live_binders, n_blocks, render_table
+from dsgc_ref.contract import whitespace_cost
+from dsgc_ref.pins import BindingTable, check_referents, live_binders, n_blocks, render_table
 
 from . import _validate
 from .kernels import pins as pin_kernels
@@ -175,7 +176,7 @@ def table_for(
     refs = np.flatnonzero(binder >= 0)
     refs = refs[replaced[binder[refs]]]
     entries = [(index.names[x], index.values[x], int(binder[x])) for x in refs.tolist()]
-    return render_table(entries, cost_fn or default_cost)
+    return render_table(entries, cost_fn or whitespace_cost)
 
 
 def orphans(

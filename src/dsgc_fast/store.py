@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import ReferentEvictionError, check_budget, is_integer_scalar
+from dsgc_ref.contract import ReferentEvictionError, check_budget, is_integer_scalar, whitespace_cost
 from dsgc_ref.pins import BindingTable, closure_from, render_table
 
 from . import _validate
@@ -43,11 +43,6 @@ BINDING_TABLE_KIND = "binding_table"
 MAX_COST = 2**32 - 1
 #: budgets are stored as SQLite integers (int64)
 MAX_BUDGET = 2**63 - 1
-
-
-def whitespace_tokens(text: str) -> int:
-    """The paper's token cost: ``max(len(text.split()), 1)``."""
-    return max(len(text.split()), 1)
 
 
 def default_encoder() -> Encoder:
@@ -98,7 +93,7 @@ class MemoryStore:
         if token_counter is not None and not callable(token_counter):
             raise TypeError("token_counter must be a callable str -> int")
         self._encode_texts = encode
-        self._token_counter = token_counter if token_counter is not None else whitespace_tokens
+        self._token_counter = token_counter if token_counter is not None else whitespace_cost
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
         self._resume()

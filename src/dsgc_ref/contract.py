@@ -62,6 +62,11 @@ _REASON_LABELS = {
 }
 
 
+def whitespace_cost(text: str) -> int:
+    """The paper's token cost of a text: ``max(len(text.split()), 1)``."""
+    return max(len(text.split()), 1)
+
+
 class ReferentEvictionError(RuntimeError):
     """Raised when even the live roots plus the binding table exceed the budget.
 

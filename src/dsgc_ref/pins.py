@@ -19,11 +19,6 @@ from typing import Any
 from .contract import is_integer_scalar
 
 
-def default_cost(text: str) -> int:
-    """The paper's token cost: max(len(text.split()), 1)."""
-    return max(len(text.split()), 1)
-
-
 @dataclass(frozen=True)
 class BindingTable:
     """The compact stand-in for pinned blocks that do not fit: one entry per referent.

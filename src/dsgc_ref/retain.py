@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import equations as eq
-from .contract import Reason, ReferentEvictionError, check_budget, check_parameters, is_integer_scalar
-from .pins import binding_table, check_referents, closure_from, default_cost, live_binders
+from .contract import Reason, ReferentEvictionError, check_budget, check_parameters, is_integer_scalar, whitespace_cost
+from .pins import binding_table, check_referents, closure_from, live_binders
 from .selection import select
 
 
@@ -253,7 +253,7 @@ def _select_with_pins(ranking, cost, budget, selection, keep_reason, seq, live, 
     table = None
     preset = pinned
     if sum(cost[i] for i in pinned) > budget:
-        table = binding_table(pinned, roots, bind_maps, live_map, cost_fn or default_cost)
+        table = binding_table(pinned, roots, bind_maps, live_map, cost_fn or whitespace_cost)
         root_cost = sum(cost[i] for i in roots)
         if root_cost + table.cost > budget:
             raise ReferentEvictionError(

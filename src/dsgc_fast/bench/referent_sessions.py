@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.pins import default_cost
+from dsgc_fast import whitespace_cost
 
 from .referent_domains import DOMAINS, FORMS, KINDS, POOLS, Domain, Intro, Kind
 
@@ -87,7 +87,7 @@ class Session:
     @property
     def costs(self) -> np.ndarray:
         """int64 token costs, ``max(len(text.split()), 1)`` per turn."""
-        return np.array([default_cost(t) for t in self.texts], dtype=np.int64)
+        return np.array([whitespace_cost(t) for t in self.texts], dtype=np.int64)
 
     def query_turns(self, k: int = len(QUERY_WEIGHTS)) -> list[int]:
         """The last ``k`` user turns, oldest first (the query turn is the last of them)."""
