@@ -46,7 +46,7 @@ def retention_cases(draw, max_n: int = 300, max_d: int = 12):
         policy=draw(st.sampled_from(POLICIES)),
         selection=draw(st.sampled_from(SELECTIONS)),
         hops=draw(st.integers(1, 4)),
-        decay=draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+        decay=draw(st.sampled_from([0.0, 0.25, 0.5, 1.0])),
         lambda_pi=draw(st.sampled_from([0.0, 0.5, 1.0, 2.0, 7.5])),
         tau=draw(st.sampled_from([1e-3, 0.05, 0.25, 1.0, 100.0])),
         density_exponent=draw(st.sampled_from([0.0, 0.0, 0.5, 1.0])),

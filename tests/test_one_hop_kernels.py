@@ -3,21 +3,19 @@ path of ``retain`` that uses them, against ``dsgc_ref`` bit for bit."""
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dsgc_fast
+from dsgc_fast import engine, stages
 from dsgc_fast.kernels import propagation, scoring, selection
 from dsgc_ref import equations
 
 from ._cases import assert_same, examples, retention_cases
 from .test_equivalence import run_both
 
-retain_module = importlib.import_module("dsgc_fast.retain")
 
 
 @st.composite
@@ -100,7 +98,7 @@ def test_large_store_path_equals_ref(case):
     """Every store takes ``retain``'s large-store path, with the parallel kernels."""
     q, embs, costs, budget, kwargs = case
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(retain_module, "SMALL_N", 0)
-        patch.setattr(retain_module, "PARALLEL_MIN_N", 0)
+        patch.setattr(engine, "SMALL_N", 0)
+        patch.setattr(stages, "PARALLEL_MIN_N", 0)
         fast, ref = run_both(q, embs, costs, budget, **kwargs)
     assert_same(fast, ref)

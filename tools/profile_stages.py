@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dsgc_fast  # noqa: E402
 from dsgc_fast.kernels import selection  # noqa: E402
-from dsgc_fast.retain import mixture, row_parts, similarity_rows, weighted_one_hop  # noqa: E402
+from dsgc_fast.stages import mixture, row_parts, similarity_rows, weighted_one_hop  # noqa: E402
 from tools.synthetic import make_store  # noqa: E402
 from tools.timing import SETTLE  # noqa: E402
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 import dsgc_fast
-from dsgc_fast.retain import kept_reasons, mixture, propagate, row_parts, similarity_rows, weighted_one_hop
 from dsgc_fast.kernels import selection as selection_kernels
 from dsgc_fast.pins import closure
+from dsgc_fast.stages import REASON_CODES, mixture, propagate, row_parts, similarity_rows, weighted_one_hop
 from dsgc_ref.contract import Reason
 
 from .common import SIZES, skip_above, store
@@ -36,7 +36,8 @@ class _Scored:
         self.scores = self.r + self.pi
         self.order = np.arange(n, dtype=np.int64)
         self.ranking = selection_kernels.rank(self.scores, self.order)
-        self.kept = kept_reasons("dsgc", self.r, self.pi, 1.0)
+        self.kept = np.empty(self.n, dtype=np.int8)
+        selection_kernels.rule_kept(False, self.r, self.pi, 1.0, REASON_CODES, self.kept)
 
 
 class Scoring(_Scored):

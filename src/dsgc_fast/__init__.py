@@ -4,14 +4,21 @@
 exactly what ``dsgc_ref.retain`` (the pure-Python oracle) returns, bit for bit on float64.
 """
 
-from dsgc_ref.contract import POLICIES, SELECTIONS, Reason, ReferentEvictionError, whitespace_cost
-
-from dsgc_ref.pins import BindingTable
+from dsgc_ref.contract import (
+    POLICIES,
+    SELECTIONS,
+    BindingTable,
+    Params,
+    Reason,
+    ReferentEvictionError,
+    whitespace_cost,
+)
 
 from .batch import BatchRetention, retain_batch
+from .engine import retain
 from .graph import DependencyGraph
 from .pins import ReferentIndex, orphans, pin_closure
-from .retain import Retention, retain
+from .result import Retention
 from .store import MemoryStore
 
 __all__ = [
@@ -21,6 +28,7 @@ __all__ = [
     "BindingTable",
     "DependencyGraph",
     "MemoryStore",
+    "Params",
     "Reason",
     "ReferentEvictionError",
     "ReferentIndex",

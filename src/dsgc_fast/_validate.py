@@ -7,16 +7,18 @@ read, or copied when their dtype or layout must change.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import is_integer_scalar
-from dsgc_ref.equations import normalize_weights
+from dsgc_ref.contract import INT64_MAX, is_integer_scalar
 
 from .kernels import checks
 
-_INDEX_LIMIT = np.iinfo(np.int64).max // 4
+#: integer inputs (indices, costs, offsets) stay below this, so their sums stay inside int64
+_INDEX_LIMIT = INT64_MAX // 4
 
 
 def _numeric_array(name: str, value: Any) -> np.ndarray:
@@ -64,7 +66,12 @@ def query(value: Any) -> np.ndarray:
 
 
 def query_weights(value: Any, m: int) -> np.ndarray:
-    """Normalized mixture weights w_k / sum w (sum left to right, as in dsgc_ref)."""
+    """Normalized mixture weights w_k / sum w.
+
+    The weights are scaled by the power of two that brings the largest into [0.5, 1) (exact,
+    so the same bits as unscaled wherever that sum is finite, and no overflow where it is
+    not), then divided by their sum taken left to right.
+    """
     if value is None:
         return np.full(m, 1.0 / m) if m > 1 else np.ones(1)
     w = _numeric_array("query_weights", value).astype(np.float64).ravel()
@@ -72,9 +79,13 @@ def query_weights(value: Any, m: int) -> np.ndarray:
         raise ValueError(f"query_weights has {w.shape[0]} entries, expected {m} (one per query)")
     if not (np.isfinite(w).all() and (w >= 0).all()):
         raise ValueError("query_weights must be finite and >= 0")
-    if w.sum() <= 0:
+    if not (w > 0).any():
         raise ValueError("query_weights must not all be zero")
-    return np.asarray(normalize_weights(w.tolist()), dtype=np.float64)
+    scaled = np.ldexp(w, -math.frexp(float(w.max()))[1])
+    total = 0.0
+    for x in scaled.tolist():
+        total += x
+    return scaled / total
 
 
 def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
@@ -107,10 +118,10 @@ def costs(value: Any, n: int) -> tuple[np.ndarray, int]:
     return c, int(total)
 
 
-def block_count(value: Any) -> int:
-    """A number of blocks: a non-negative integer."""
-    if not is_integer_scalar(value) or int(value) < 0:
-        raise ValueError(f"n must be a non-negative integer number of blocks, got {value!r}")
+def block_count(value: Any, name: str = "n") -> int:
+    """A number of blocks (or referents): a non-negative integer below the index limit."""
+    if not is_integer_scalar(value) or not 0 <= int(value) <= _INDEX_LIMIT:
+        raise ValueError(f"{name} must be a non-negative integer count, got {value!r}")
     return int(value)
 
 
@@ -150,3 +161,61 @@ def indices(name: str, value: Any, n: int) -> np.ndarray:
         raise ValueError(f"{name} has an index out of range for {n} blocks")
     return arr
 
+
+
+def referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hashable]], list[dict[Hashable, Any]]]:
+    """The list form of referents: ``uses[i]`` a collection of names, ``binds[i]`` a mapping.
+
+    Either may be None (no uses / no binds); each entry may be None (nothing for that block).
+    """
+    use_lists: list[list[Hashable]] = []
+    for i, u in enumerate(_per_block("uses", uses, n)):
+        if u is None:
+            use_lists.append([])
+            continue
+        if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
+            raise TypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
+        items = list(u)
+        for x in items:
+            if not isinstance(x, Hashable):
+                raise TypeError(f"uses[{i}] holds an unhashable referent {x!r}")
+        use_lists.append(items)
+    bind_maps: list[dict[Hashable, Any]] = []
+    for i, b in enumerate(_per_block("binds", binds, n)):
+        if b is None:
+            bind_maps.append({})
+        elif isinstance(b, Mapping):
+            bind_maps.append(dict(b))
+        else:
+            raise TypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
+    return use_lists, bind_maps
+
+
+def _per_block(name: str, value: Any, n: int) -> list[Any]:
+    if value is None:
+        return [None] * n
+    items = list(value)
+    if len(items) != n:
+        raise ValueError(f"{name} has {len(items)} entries, expected {n} (one per block)")
+    return items
+
+
+def referent_block_count(uses: Any, binds: Any) -> int:
+    """The store size implied by the list form (``uses`` or ``binds``; not both None)."""
+    if uses is None and binds is None:
+        raise ValueError("uses and binds cannot both be None: one of them gives the number of blocks")
+    return len(uses) if uses is not None else len(binds)
+
+
+def csr(name: str, indptr: Any, indices: Any, n_rows: int, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """A read-only int64 copy of a CSR structure: ``indptr`` n_rows + 1 entries from 0, never
+    decreasing, ending at len(indices); every index in [0, n_cols)."""
+    ptr = integer_vector(f"{name} indptr", indptr, n_rows + 1).copy()
+    idx = integer_vector(f"{name} indices", indices).copy()
+    if ptr[0] != 0 or ptr[-1] != idx.shape[0] or (n_rows and (np.diff(ptr) < 0).any()):
+        raise ValueError(f"{name} indptr must start at 0, never decrease and end at len(indices)")
+    if idx.size and (idx.min() < 0 or idx.max() >= n_cols):
+        raise ValueError(f"{name} indices must be in [0, {n_cols})")
+    ptr.flags.writeable = False
+    idx.flags.writeable = False
+    return ptr, idx

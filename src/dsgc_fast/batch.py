@@ -10,16 +10,16 @@ once, vectorized; the stores are then scored, ranked and selected in parallel.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
+import numpy.typing as npt
 
-from dsgc_ref.contract import check_budget
+from dsgc_ref.contract import ParamOverrides, Params, check_budget
 
-from . import _validate
-from ._config import PARALLEL_MIN_N
+from . import _validate, stages
 from .kernels import batch as kernels
-from .retain import REASON_CODES, Retention, _pick, check_finite, check_mode, parameters, score_rule
+from .result import Retention
 
 
 @dataclass
@@ -86,8 +86,7 @@ def _offsets(name: str, value: Any, total: int) -> np.ndarray:
 def _budgets(value: Any, n_stores: int) -> np.ndarray:
     """One non-negative int64 budget per store (a scalar is shared by every store)."""
     if np.ndim(value) == 0:
-        budget = check_budget(value)
-        return np.full(n_stores, min(budget, np.iinfo(np.int64).max), dtype=np.int64)
+        return np.full(n_stores, check_budget(value), dtype=np.int64)
     b = _validate.integer_vector("budgets", value, n_stores)
     if b.size and b.min() < 0:
         raise ValueError(f"budgets must be >= 0, got {int(b.min())} for store {int(np.argmin(b))}")
@@ -118,42 +117,54 @@ def _local_edges(edges: Any, edge_offsets: Any, offsets: np.ndarray) -> tuple[np
 
 
 def retain_batch(
-    query_embs: Any,
-    block_embs: Any,
-    offsets: Any,
-    costs: Any,
-    budgets: Any,
+    query_embs: npt.ArrayLike,
+    block_embs: npt.ArrayLike,
+    offsets: npt.ArrayLike,
+    costs: npt.ArrayLike,
+    budgets: npt.ArrayLike,
     *,
-    edges: Any = None,
-    edge_offsets: Any = None,
-    policy: str = "dsgc",
-    lambda_pi: float = 1.0,
-    tau: float = 0.25,
-    hops: int = 1,
-    decay: float = 0.5,
-    density_exponent: float = 0.0,
-    selection: str = "first_fit",
+    params: Params | None = None,
+    edges: npt.ArrayLike | None = None,
+    edge_offsets: npt.ArrayLike | None = None,
     mode: str = "exact",
+    **overrides: Unpack[ParamOverrides],
 ) -> BatchRetention:
     """``retain`` on every store of a ragged batch, in parallel over stores.
 
-    ``query_embs`` (S, d) (one query per store) or (d,) (shared); ``block_embs`` (N, d) all
-    stores' rows end to end; ``offsets`` S + 1 boundaries; ``costs`` N; ``budgets`` one per
-    store or a shared scalar; ``edges`` (E, 2) (dependent, prerequisite) pairs local to each
-    store with ``edge_offsets`` (S + 1 boundaries).  The parameters mean what they mean in
-    ``retain`` (input order is the tie order; one query per store).  Store s of the result
-    equals ``retain(query_embs[s], block_embs[lo:hi], costs[lo:hi], budgets[s],
-    edges=edges[e_lo:e_hi], ...)`` bit for bit (``mode="exact"``).
+    Parameters
+    ----------
+    query_embs : array_like, (S, d) or (d,)
+        One query per store, or one shared by every store.
+    block_embs : array_like, (N, d)
+        All stores' rows end to end.
+    offsets : array_like, (S + 1,)
+        Store boundaries: store s owns rows ``offsets[s]:offsets[s + 1]``.
+    costs : array_like, (N,)
+        Token costs.
+    budgets : int or array_like, (S,)
+        One budget per store, or one shared.
+    params, **overrides
+        The scoring knobs, as in ``retain``.
+    edges, edge_offsets : array_like, optional
+        (E, 2) (dependent, prerequisite) pairs local to each store, and their S + 1
+        boundaries.
+    mode : {"exact", "fast"}
+        As in ``retain``.
+
+    Returns
+    -------
+    BatchRetention
+        Store s equals ``retain(query_embs[s], block_embs[lo:hi], costs[lo:hi], budgets[s],
+        edges=edges[e_lo:e_hi], ...)`` bit for bit in exact mode (input order is the tie
+        order; one query per store).
     """
-    policy, selection, lambda_pi, tau, hops, decay, density_exponent = parameters(
-        policy, selection, lambda_pi, tau, hops, decay, density_exponent
-    )
-    mode = check_mode(mode)
+    p = Params.of(params, **overrides)
+    mode = stages.check_mode(mode)
     no_stores = np.ndim(query_embs) == 2 and np.shape(query_embs)[0] == 0
     queries = np.empty((0, np.shape(query_embs)[1])) if no_stores else _validate.query(query_embs)
     embs = _validate.embeddings("block_embs", block_embs, queries.shape[1])
     n = embs.shape[0]
-    off = _offsets("offsets", offsets, n)
+    off = _offsets("offsets", offsets, n).copy()
     n_stores = off.shape[0] - 1
     if np.ndim(query_embs) == 1:
         query_of = np.zeros(n_stores, dtype=np.int64)
@@ -162,7 +173,7 @@ def retain_batch(
     else:
         raise ValueError(f"query_embs has {queries.shape[0]} rows, expected {n_stores} (one per store) or a (d,) vector")
     cost, _ = _validate.costs(costs, n)
-    budget = _budgets(budgets, n_stores)
+    budget = _budgets(budgets, n_stores).copy()
     dependent, prerequisite, e_off = _local_edges(edges, edge_offsets, off)
 
     csum = np.zeros(n + 1, dtype=np.int64)
@@ -173,11 +184,13 @@ def retain_batch(
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
     used = np.zeros(n_stores, dtype=np.int64)
-    _pick(n, kernels.retain_stores, kernels.retain_stores_par)(
+    stages.pick(n, kernels.retain_stores, kernels.retain_stores_par)(
         embs, queries, query_of, off, cost, dependent, prerequisite, e_off, effective,
-        tau, 0.0 if policy == "no_graph" else lambda_pi, density_exponent, hops, decay, score_rule(policy),
-        selection == "prefix", mode == "fast", REASON_CODES,
+        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
+        p.selection == "prefix", mode == "fast", stages.REASON_CODES,
         sim, rel, pi, scores, ranking, mask, reasons, used,
     )  # fmt: skip
-    check_finite(sim, embs)
-    return BatchRetention(off, mask, ranking, scores, rel, pi, sim, reasons, used, budget, policy, selection)
+    stages.check_finite(sim, embs)
+    for a in (off, budget):
+        a.flags.writeable = False
+    return BatchRetention(off, mask, ranking, scores, rel, pi, sim, reasons, used, budget, p.policy, p.selection)

@@ -1,8 +1,12 @@
 """The ``dsgc`` command: retain a JSONL session under a token budget and explain why.
 
-    dsgc retain  --input session.jsonl --budget N [--query TEXT] [--policy P]
-                 [--encoder lexical|sentence] [--format table|json] [--write-messages OUT]
+    dsgc retain  --input session.jsonl --budget N [--query TEXT] [--encoder lexical|sentence]
+                 [--format table|json] [--write-messages OUT] [scoring options]
     dsgc explain --input session.jsonl --budget N [--id ID ...] (same options)
+
+The scoring options are the fields of ``dsgc_ref.contract.Params`` (``--policy``,
+``--selection``, ``--lambda-pi``, ``--tau``, ``--hops``, ``--decay``,
+``--density-exponent``), generated from it, so the CLI takes what every entry point takes.
 
 Each line of the session is an OpenAI-style chat message or a plain block (see
 ``dsgc_fast.messages``).  System messages and the newest user turn are live roots; the
@@ -14,12 +18,13 @@ a budget too small even for the live roots plus the binding table exits with sta
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 from collections.abc import Sequence
 
-from dsgc_ref.contract import POLICIES, SELECTIONS, ReferentEvictionError
+from dsgc_ref.contract import Params, ReferentEvictionError
 
 from .encoders import ENCODER_NAMES, make_encoder
 from .explain import CompactionReport
@@ -30,18 +35,49 @@ EXIT_INPUT = 2
 EXIT_BUDGET = 1
 
 
+def _add_param_options(parser: argparse.ArgumentParser) -> None:
+    """One option per ``Params`` field, its type and help from the field (default: the field's)."""
+    group = parser.add_argument_group("scoring options (dsgc Params)")
+    for f in dataclasses.fields(Params):
+        group.add_argument(
+            "--" + f.name.replace("_", "-"),
+            dest=f.name,
+            type=_PARSE[type(f.default)],
+            default=f.default,
+            metavar=f.metadata["metavar"] or type(f.default).__name__.upper(),
+            help=f"{f.metadata['help']} (default {f.default})",
+        )
+
+
+def _text(value: str) -> str:
+    return value
+
+
+def _parse_int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+
+
+def _parse_float(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+
+
+_PARSE = {str: _text, int: _parse_int, float: _parse_float}
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--input", required=True, help="JSONL session: chat messages and/or blocks, one per line")
     common.add_argument("--budget", required=True, type=int, help="token budget for the kept blocks")
     common.add_argument("--query", help="query text (default: the newest user message)")
-    common.add_argument("--policy", choices=POLICIES, default="dsgc")
     common.add_argument("--encoder", choices=ENCODER_NAMES, default="lexical")
-    common.add_argument("--selection", choices=SELECTIONS, default="first_fit")
-    common.add_argument("--lambda-pi", type=float, default=1.0, help="propagation weight (default 1.0)")
-    common.add_argument("--tau", type=float, default=0.25, help="softmax temperature (default 0.25)")
-    common.add_argument("--hops", type=int, default=1, help="propagation hops (default 1: the paper)")
     common.add_argument("--format", choices=("table", "json"), help="default: table on a terminal, json otherwise")
+    _add_param_options(common)
     parser = argparse.ArgumentParser(prog="dsgc", description="Dependency-aware retention of agent memory.")
     sub = parser.add_subparsers(dest="command", required=True)
     retain = sub.add_parser("retain", parents=[common], help="print kept and evicted blocks with reasons")
@@ -51,20 +87,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _params(args: argparse.Namespace) -> Params:
+    """The ``Params`` the options give; an invalid value is a ``ValueError`` naming it."""
+    try:
+        return Params(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Params)})
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _run(args: argparse.Namespace) -> tuple[MemoryStore, CompactionReport]:
-    store = MemoryStore(encoder=make_encoder(args.encoder))
+    params = _params(args)
+    store = MemoryStore(encoder=make_encoder(args.encoder), params=params)
     load_session(store, args.input)
-    report = compact_messages(
-        store,
-        args.budget,
-        query=args.query,
-        policy=args.policy,
-        selection=args.selection,
-        lambda_pi=args.lambda_pi,
-        tau=args.tau,
-        hops=args.hops,
-    )
-    return store, report
+    return store, compact_messages(store, args.budget, query=args.query)
 
 
 def _explain_output(report: CompactionReport, ids: Sequence[str] | None, fmt: str) -> str:

@@ -16,22 +16,29 @@ A ``Decision`` carries the block's ``Reason`` and what produced it:
 The chains follow the same rule as the engine (use -> live binder, newest binder wins).  For
 a block kept by closure the admitting block is the best-ranked admitted block whose
 closure contains it: the traversal visits sources in rank order and never re-enters a block.
+
+A report is built in O(1) beyond the compaction itself: each ``Decision`` is computed when
+it is first asked for (``report.decisions[id]``), the referent forest once, on the first
+decision, by one linear kernel pass (``kernels.closure.closure_forest``).
 """
 
 from __future__ import annotations
 
 import json
-from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from dsgc_ref.contract import Reason
-from dsgc_ref.pins import check_referents, closure_from, live_binders
 
 from .archive import Block
+from .graph import DependencyGraph
+from .kernels.closure import closure_forest
+from .pins import ReferentIndex
+from .result import Retention
 
 _ADMITTED = (Reason.KEPT_RELEVANCE, Reason.KEPT_PROPAGATION, Reason.KEPT_RECENCY)
 
@@ -145,14 +152,14 @@ class CompactionReport:
 
     kept: list[str]
     evicted: list[str]
-    decisions: dict[str, Decision]
+    decisions: Mapping[str, Decision]
     policy: str
     budget: int
     used: int
     query: str
     binding_table: BindingTableBlock | None = None
     compaction: int = 0
-    texts: dict[str, str] = field(default_factory=dict, repr=False)
+    texts: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def explain(self, block_id: str) -> str:
         """The multi-line explanation of one block's decision."""
@@ -220,54 +227,26 @@ class CompactionReport:
 
 def build_report(
     ids: Sequence[str],
-    result: Any,
+    result: Retention,
     *,
     costs: np.ndarray,
-    edges: np.ndarray,
+    graph: DependencyGraph,
+    referents: ReferentIndex,
     roots: np.ndarray,
-    uses: Sequence[Any],
-    binds: Sequence[Any],
     lambda_pi: float,
     query: str,
-    texts: dict[str, str],
+    texts: Mapping[str, str],
     table_block: BindingTableBlock | None = None,
 ) -> CompactionReport:
-    """A ``CompactionReport`` for a ``Retention`` over blocks named ``ids`` (oldest first)."""
-    n = len(ids)
-    rank = np.empty(n, dtype=np.int64)
-    rank[result.rank] = np.arange(1, n + 1)
-    use_lists, bind_maps = check_referents(uses, binds, n)
-    live = live_binders(bind_maps, list(range(n)))
-    parents = _referent_forest(result, roots, use_lists, live)
-    units = _eviction_units(result, costs, use_lists, live)
-    left = int(result.budget - result.used)
-    support_from = _support_sources(n, edges, result.relevance)
-    root_set = set(roots.tolist())
-    tabled_by = _tabled_referents(table_block, ids)
-    decisions = {}
-    for i, block_id in enumerate(ids):
-        decisions[block_id] = Decision(
-            id=block_id,
-            reason=result.reason(i),
-            rank=int(rank[i]),
-            cost=int(costs[i]),
-            similarity=float(result.similarity[i]),
-            relevance=float(result.relevance[i]),
-            propagated=float(result.propagated[i]),
-            support=float(lambda_pi * result.propagated[i]),
-            score=float(result.scores[i]),
-            newer=n - 1 - i,
-            root=i in root_set,
-            support_from=tuple((ids[j], float(r)) for j, r in support_from.get(i, ())),
-            chain=tuple((ids[b], x) for b, x in _path(parents, i)),
-            tabled=tabled_by.get(block_id, ()),
-            unit=tuple(ids[b] for b in units.get(i, ())),
-            unit_cost=int(costs[i] + sum(costs[b] for b in units.get(i, ()))),
-            left=left,
-        )
+    """A ``CompactionReport`` for a ``Retention`` over blocks named ``ids`` (oldest first).
+
+    ``graph`` and ``referents`` are the prerequisite graph and referent index the engine
+    decided with; ``lambda_pi`` the effective weight of the support (0 for no_graph).
+    """
+    decisions = _Decisions(_Facts(ids, result, costs, graph, referents, roots, lambda_pi, table_block))
     return CompactionReport(
-        kept=[ids[i] for i in result.retained],
-        evicted=[ids[i] for i in result.evicted],
+        kept=[ids[i] for i in result.retained.tolist()],
+        evicted=[ids[i] for i in result.evicted.tolist()],
         decisions=decisions,
         policy=result.policy,
         budget=result.budget,
@@ -278,65 +257,124 @@ def build_report(
     )
 
 
-def _referent_forest(
-    result: Any, roots: np.ndarray, use_lists: Sequence[Sequence[Hashable]], live: dict[Hashable, int]
-) -> dict[int, tuple[int, Hashable]]:
-    """Parent pointers (block -> (user block, referent)) of the use -> live-binder traversal.
+class _Facts:
+    """What the decisions are computed from, and the parts that are shared among them."""
 
-    Sources: the live roots first, then the blocks admitted by the ranking in rank order.
-    """
-    admitted = [int(i) for i in result.rank if Reason(int(result.reasons[i])) in _ADMITTED]
-    seen: set[int] = set()
-    parents: dict[int, tuple[int, Hashable]] = {}
-    for source in [int(r) for r in roots] + admitted:
-        if source in seen:
-            continue
-        seen.add(source)
-        queue = deque([source])
-        while queue:
-            u = queue.popleft()
-            for x in use_lists[u]:
-                b = live.get(x)
-                if b is not None and b not in seen:
-                    seen.add(b)
-                    parents[b] = (u, x)
-                    queue.append(b)
-    return parents
+    def __init__(
+        self, ids: Sequence[str], result: Retention, costs: np.ndarray, graph: DependencyGraph,
+        referents: ReferentIndex, roots: np.ndarray, lambda_pi: float, table_block: BindingTableBlock | None,
+    ) -> None:  # fmt: skip
+        self.ids, self.result, self.costs, self.graph, self.referents = ids, result, costs, graph, referents
+        self.roots, self.lambda_pi, self.table_block = roots, lambda_pi, table_block
+        self.slot = {block_id: i for i, block_id in enumerate(ids)}
+
+    @cached_property
+    def rank(self) -> np.ndarray:
+        """1-based rank of every block."""
+        n = len(self.ids)
+        rank = np.empty(n, dtype=np.int64)
+        rank[self.result.rank] = np.arange(1, n + 1)
+        return rank
+
+    @cached_property
+    def forest(self) -> tuple[np.ndarray, np.ndarray]:
+        """Parent block and link of every block in the use -> live-binder traversal.
+
+        Sources: the live roots first, then the blocks admitted by the ranking in rank order.
+        """
+        r = self.result
+        admitted = r.rank[np.isin(r.reasons[r.rank], _ADMITTED_CODES)]
+        return self._walk(np.concatenate([self.roots.astype(np.int64), admitted]), np.zeros(len(self.ids), dtype=np.bool_))
+
+    @cached_property
+    def blocked(self) -> np.ndarray:
+        """Blocks a skipped block's unit does not need: kept, or covered by the binding table."""
+        return self.result.mask | (self.result.reasons == Reason.TABLED)
+
+    @cached_property
+    def tabled_by(self) -> dict[str, tuple[Hashable, ...]]:
+        return _tabled_referents(self.table_block, self.ids)
+
+    def _walk(self, sources: np.ndarray, blocked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        parent = np.full(len(self.ids), -1, dtype=np.int64)
+        link = np.full(len(self.ids), -1, dtype=np.int64)
+        closure_forest(sources, self.referents.need_indptr, self.referents.need_blocks, blocked, parent, link)
+        return parent, link
+
+    def chain(self, i: int) -> tuple[tuple[str, Hashable], ...]:
+        """The steps (user block, referent) from the traversal's source down to block i."""
+        parent, link = self.forest
+        names, refs = self.referents.names, self.referents.need_referents
+        steps = []
+        while parent[i] >= 0:
+            steps.append((self.ids[int(parent[i])], names[int(refs[link[i]])]))
+            i = int(parent[i])
+        return tuple(steps[::-1])
+
+    def unit(self, i: int) -> list[int]:
+        """For a block skipped for budget, the unkept blocks of its closure (sorted, i excluded)."""
+        ptr = self.referents.need_indptr
+        if self.result.reasons[i] != Reason.SKIPPED_NO_FIT or ptr[i] == ptr[i + 1]:
+            return []
+        parent, link = np.full(len(self.ids), -1, dtype=np.int64), np.full(len(self.ids), -1, dtype=np.int64)
+        reached = closure_forest(np.array([i]), ptr, self.referents.need_blocks, self.blocked, parent, link)
+        return sorted(int(b) for b in reached[1:])
+
+    def support_from(self, i: int) -> tuple[tuple[str, float], ...]:
+        """The direct dependents j of i with their r_j, largest first (ties: older first)."""
+        g, relevance = self.graph, self.result.relevance
+        deps = g.dep_indices[g.dep_indptr[i] : g.dep_indptr[i + 1]].tolist()
+        pairs = sorted(((float(relevance[j]), j) for j in deps), key=lambda s: (-s[0], s[1]))
+        return tuple((self.ids[j], r) for r, j in pairs)
+
+    def decision(self, i: int) -> Decision:
+        r, block_id = self.result, self.ids[i]
+        unit = self.unit(i)
+        return Decision(
+            id=block_id,
+            reason=r.reason(i),
+            rank=int(self.rank[i]),
+            cost=int(self.costs[i]),
+            similarity=float(r.similarity[i]),
+            relevance=float(r.relevance[i]),
+            propagated=float(r.propagated[i]),
+            support=float(self.lambda_pi * r.propagated[i]),
+            score=float(r.scores[i]),
+            newer=len(self.ids) - 1 - i,
+            root=bool(np.any(self.roots == i)),
+            support_from=self.support_from(i),
+            chain=self.chain(i),
+            tabled=self.tabled_by.get(block_id, ()),
+            unit=tuple(self.ids[b] for b in unit),
+            unit_cost=int(self.costs[i] + sum(int(self.costs[b]) for b in unit)),
+            left=int(r.budget - r.used),
+        )
 
 
-def _eviction_units(
-    result: Any, costs: np.ndarray, use_lists: Sequence[Sequence[Hashable]], live: dict[Hashable, int]
-) -> dict[int, list[int]]:
-    """For each block skipped for budget, the unkept blocks of its closure (its unit's other members)."""
-    blocked = result.mask.copy()
-    blocked[result.reasons == Reason.TABLED] = True
-    out = {}
-    for i in np.flatnonzero(result.reasons == Reason.SKIPPED_NO_FIT).tolist():
-        if use_lists[i]:
-            unit = closure_from([i], use_lists, live, stop=lambda b: bool(blocked[b]))
-            out[i] = sorted(b for b in unit if b != i)
-    return out
+class _Decisions(Mapping[str, Decision]):
+    """block id -> ``Decision``, oldest block first, each computed on first access."""
+
+    def __init__(self, facts: _Facts) -> None:
+        self._facts = facts
+        self._made: dict[str, Decision] = {}
+
+    def __getitem__(self, block_id: str) -> Decision:
+        made = self._made.get(block_id)
+        if made is None:
+            made = self._made[block_id] = self._facts.decision(self._facts.slot[block_id])
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._facts.ids)
+
+    def __len__(self) -> int:
+        return len(self._facts.ids)
+
+    def __contains__(self, block_id: object) -> bool:
+        return block_id in self._facts.slot
 
 
-def _path(parents: dict[int, tuple[int, Hashable]], i: int) -> list[tuple[int, Hashable]]:
-    """The steps (user block, referent) from the traversal's source down to block i."""
-    steps = []
-    while i in parents:
-        u, x = parents[i]
-        steps.append((u, x))
-        i = u
-    return steps[::-1]
-
-
-def _support_sources(n: int, edges: np.ndarray, relevance: np.ndarray) -> dict[int, list[tuple[int, float]]]:
-    """prerequisite i -> [(dependent j, r_j)], largest r_j first (distinct, no self-loops)."""
-    out: dict[int, list[tuple[int, float]]] = {}
-    distinct = np.unique(edges[edges[:, 0] != edges[:, 1]], axis=0) if len(edges) else edges
-    for j, i in distinct.tolist():
-        out.setdefault(i, []).append((j, float(relevance[j])))
-    for sources in out.values():
-        sources.sort(key=lambda s: (-s[1], s[0]))
-    return out
+_ADMITTED_CODES = np.array([int(r) for r in _ADMITTED], dtype=np.int8)
 
 
 def _tabled_referents(table: BindingTableBlock | None, ids: Sequence[str]) -> dict[str, tuple[Hashable, ...]]:

@@ -23,12 +23,30 @@ class DependencyGraph:
 
     The edge list is read as a set: duplicate edges count once and self-loops are dropped
     (a block is not its own prerequisite).  Build once with ``from_edges`` and pass the
-    graph as ``edges=`` to ``retain`` to skip the CSR construction on later calls.
+    graph as ``edges=`` to ``retain`` to skip the CSR construction on later calls.  A graph
+    made directly from arrays is checked to be such a CSR (rows strictly ascending, no
+    self-loops, indices in range) and copied read-only, so no kernel ever reads out of
+    bounds and later edits of the caller's arrays change nothing.
     """
 
     n: int
     dep_indptr: np.ndarray
     dep_indices: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = _validate.block_count(self.n)
+        indptr, indices = _validate.csr("dependents", self.dep_indptr, self.dep_indices, n, n)
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+        first = np.zeros(indices.shape[0], dtype=np.bool_)
+        first[indptr[:-1][np.diff(indptr) > 0]] = True
+        if (indices == rows).any() or not ((np.diff(indices) > 0) | first[1:]).all():
+            raise ValueError(
+                "a DependencyGraph's rows must list distinct dependents in ascending order, without "
+                "self-loops; build it with DependencyGraph.from_edges(n, edges)"
+            )
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "dep_indptr", indptr)
+        object.__setattr__(self, "dep_indices", indices)
 
     @classmethod
     def from_edges(cls, n: int, edges: Any) -> DependencyGraph:
@@ -38,7 +56,10 @@ class DependencyGraph:
         dep_indptr, dep_indices = build_csr(n, e[:, 1].copy(), e[:, 0].copy())
         for a in (dep_indptr, dep_indices):
             a.flags.writeable = False
-        return cls(n, dep_indptr, dep_indices)
+        graph = object.__new__(cls)  # the CSR is built here, canonical by construction: no re-check
+        for name, value in (("n", n), ("dep_indptr", dep_indptr), ("dep_indices", dep_indices)):
+            object.__setattr__(graph, name, value)
+        return graph
 
     @cached_property
     def dep_rows(self) -> np.ndarray:

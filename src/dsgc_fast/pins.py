@@ -1,71 +1,114 @@
-"""Referent pinning over arrays: the referent index, pin closure, orphans, binding table.
+"""Referent pinning over arrays: the referent index, pin closure, escalation, orphans.
 
-The model (live binder = newest binder in ``order``, overridable per referent; transitive
-closure through use -> live-binder links) is documented in ``dsgc_ref.pins``, the oracle
-these functions must agree with.  Referents become integer ids; uses become a CSR
-(block -> referent ids, first occurrence order, duplicates dropped) and binders an array
-(referent id -> live binder block, -1 when nobody binds it).
+The model (``dsgc_ref.pins``, the oracle these functions must agree with): block i uses
+referents and binds referents; the live binder of a referent is its binder latest in
+``order`` (overridable per referent); closure(S) follows use -> live-binder links from S,
+transitively.  Here referents become integer ids, uses a CSR (block -> referent ids, first
+occurrence order, duplicates dropped) and live binders an array (referent id -> block, -1
+when nobody binds it); closures walk the precomputed block -> needed-binder CSR.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from dsgc_ref.contract import whitespace_cost
-from dsgc_ref.pins import BindingTable, check_referents, live_binders, n_blocks, render_table
+from dsgc_ref.contract import BindingTable, ReferentEvictionError, is_integer_scalar, whitespace_cost
 
 from . import _validate
-from .kernels import pins as pin_kernels
+from .kernels import closure as closure_kernels
+
+Indices = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
 class ReferentIndex:
     """Uses and live binders of ``n`` blocks as arrays (build once, reuse across calls).
 
-    ``use_indptr``/``use_ids``  CSR: block u uses referent ids ``use_ids[use_indptr[u]:use_indptr[u+1]]``
-    ``live_binder``             referent id -> live binder block (-1: unbound)
-    ``names``                   referent id -> referent (the list form's keys; ids in the array form)
-    ``values``                  referent id -> the live binder's value (None when unbound/unknown)
-    ``need_indptr``/``need_blocks``  CSR: block u needs the live binders
-                                ``need_blocks[need_indptr[u]:need_indptr[u+1]]`` of its bound uses,
-                                precomputed so closures walk block -> block links directly
-                                (int32 when the store fits, halving what a walk reads)
+    Parameters
+    ----------
+    n : int
+        Number of blocks.
+    use_indptr, use_ids : array_like of int
+        CSR: block u uses referent ids ``use_ids[use_indptr[u]:use_indptr[u + 1]]``.
+    live_binder : array_like of int
+        Referent id -> its live binder block (-1: unbound).
+    names : sequence
+        Referent id -> referent (the list form's keys; the ids themselves in the array form).
+    values : sequence
+        Referent id -> the live binder's value (None when unbound or unknown).
+
+    The arrays are validated and copied (read-only) when the index is made, so a hand-built
+    index cannot send an out-of-range index to a kernel and later edits of the caller's
+    arrays change nothing.  ``need_indptr``/``need_blocks`` is the derived CSR of block ->
+    the live binders of its bound uses (int32 when the store fits), which closures walk.
     """
 
     n: int
-    use_indptr: np.ndarray
-    use_ids: np.ndarray
-    live_binder: np.ndarray
+    use_indptr: Indices
+    use_ids: Indices
+    live_binder: Indices
     names: Sequence[Hashable]
     values: Sequence[Any]
     need_indptr: np.ndarray = field(init=False, repr=False)
     need_blocks: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        binder = self.live_binder[self.use_ids] if self.use_ids.size else np.empty(0, dtype=np.int64)
-        bound = binder >= 0
+        n = _validate.block_count(self.n)
+        binder = _validate.integer_vector("live_binder", self.live_binder).copy()
+        m = binder.shape[0]
+        if binder.size and (binder.min() < -1 or binder.max() >= n):
+            raise ValueError(f"live_binder must hold block indices in [0, {n}) or -1 (unbound)")
+        binder.flags.writeable = False
+        indptr, ids = _validate.csr("use", self.use_indptr, self.use_ids, n, m)
+        if len(self.names) != m or len(self.values) != m:
+            raise ValueError(f"names and values need one entry per referent ({m}), got {len(self.names)} and {len(self.values)}")
+        for name, value in (("n", n), ("live_binder", binder), ("use_indptr", indptr), ("use_ids", ids)):
+            object.__setattr__(self, name, value)
+        needed = binder[ids] if ids.size else np.empty(0, dtype=np.int64)
+        bound = needed >= 0
         before = np.concatenate(([0], np.cumsum(bound)))  # bound links before each use link
-        dtype = np.int32 if max(self.n, before[-1]) < np.iinfo(np.int32).max else np.int64
-        object.__setattr__(self, "need_indptr", before[self.use_indptr].astype(dtype))
-        object.__setattr__(self, "need_blocks", binder[bound].astype(dtype))
+        dtype = np.int32 if max(n, before[-1]) < np.iinfo(np.int32).max else np.int64
+        object.__setattr__(self, "need_indptr", before[indptr].astype(dtype))
+        object.__setattr__(self, "need_blocks", needed[bound].astype(dtype))
+        for a in (self.need_indptr, self.need_blocks):
+            a.flags.writeable = False
+
+    @cached_property
+    def need_referents(self) -> Indices:
+        """The referent id of each ``need_blocks`` link (what explanations name)."""
+        ids = self.use_ids[self.live_binder[self.use_ids] >= 0] if self.use_ids.size else self.use_ids
+        ids.flags.writeable = False
+        return ids
 
     @classmethod
     def from_lists(
         cls, uses: Any, binds: Any, *, order: Any = None, binders: Mapping[Hashable, int] | None = None
     ) -> ReferentIndex:
         """From ``uses[i]`` (referent names) and ``binds[i]`` (referent -> value) lists."""
-        use_lists, bind_maps = check_referents(uses, binds, n_blocks(uses, binds))
-        n = len(use_lists)
-        seq = _validate.order(order, n)
-        live = live_binders(bind_maps, seq.tolist(), binders)
+        n = _validate.referent_block_count(uses, binds)
+        use_lists, bind_maps = _validate.referent_lists(uses, binds, n)
+        pos = _positions(_validate.order(order, n))
         ids: dict[Hashable, int] = {}
-        for b in bind_maps:
+        live: list[int] = []
+        for i, b in enumerate(bind_maps):
             for x in b:
-                ids.setdefault(x, len(ids))
+                k = ids.setdefault(x, len(ids))
+                if k == len(live):
+                    live.append(i)
+                elif pos[i] > pos[live[k]]:
+                    live[k] = i
+        for x, i in (binders or {}).items():
+            if not is_integer_scalar(i) or not 0 <= int(i) < n:
+                raise ValueError(f"binders[{x!r}] = {i!r} is not a block index")
+            if x not in bind_maps[int(i)]:
+                raise ValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
+            live[ids[x]] = int(i)
         indptr = np.zeros(n + 1, dtype=np.int64)
         flat: list[int] = []
         for u, xs in enumerate(use_lists):
@@ -73,9 +116,9 @@ class ReferentIndex:
                 flat.append(ids.setdefault(x, len(ids)))
             indptr[u + 1] = len(flat)
         names = list(ids)
-        binder = np.array([live.get(x, -1) for x in names], dtype=np.int64)
-        values = [bind_maps[b][x] if b >= 0 else None for x, b in zip(names, binder.tolist())]
-        return cls(n, indptr, np.asarray(flat, dtype=np.int64), binder, names, values)
+        binder = live + [-1] * (len(names) - len(live))
+        values = [bind_maps[b][x] if b >= 0 else None for x, b in zip(names, binder)]
+        return cls(n, indptr, np.asarray(flat, dtype=np.int64), np.asarray(binder, dtype=np.int64), names, values)
 
     @classmethod
     def from_arrays(
@@ -97,19 +140,14 @@ class ReferentIndex:
         list each block's referents at most once in ``use_ids`` (duplicates are harmless).
         """
         n = _validate.block_count(n)
-        indptr = _validate.integer_vector("use_indptr", use_indptr, n + 1)
         uses = _validate.integer_vector("use_ids", use_ids)
-        if indptr[0] != 0 or (np.diff(indptr) < 0).any() or indptr[-1] != uses.shape[0]:
-            raise ValueError("use_indptr must start at 0, never decrease and end at len(use_ids)")
         blocks = _validate.indices("bind_blocks", bind_blocks, n)
         bound = _validate.integer_vector("bind_ids", bind_ids, blocks.shape[0])
         seen_max = max(int(uses.max()) if uses.size else -1, int(bound.max()) if bound.size else -1)
-        m = seen_max + 1 if n_referents is None else int(n_referents)
-        for name, arr in (("use_ids", uses), ("bind_ids", bound)):
-            if arr.size and (arr.min() < 0 or arr.max() >= m):
-                raise ValueError(f"{name} has a referent id out of range [0, {m})")
-        pos = np.empty(n, dtype=np.int64)
-        pos[_validate.order(order, n)] = np.arange(n)
+        m = seen_max + 1 if n_referents is None else _validate.block_count(n_referents, "n_referents")
+        if bound.size and (bound.min() < 0 or bound.max() >= m):
+            raise ValueError(f"bind_ids has a referent id out of range [0, {m})")
+        pos = _positions(_validate.order(order, n))
         binder = np.full(m, -1, dtype=np.int64)
         if blocks.size:
             by = np.lexsort((pos[blocks], bound))  # by referent, then position: the last wins
@@ -118,11 +156,28 @@ class ReferentIndex:
         vals = list(values) if values is not None else [None] * m
         if len(vals) != m:
             raise ValueError(f"values has {len(vals)} entries, expected {m} (one per referent)")
-        return cls(n, indptr, uses, binder, list(range(m)), vals)
+        return cls(n, use_indptr, uses, binder, list(range(m)), vals)
+
+    @classmethod
+    def empty(cls, n: int) -> ReferentIndex:
+        """An index of ``n`` blocks without referents."""
+        none = np.empty(0, dtype=np.int64)
+        return cls(n, np.zeros(n + 1, dtype=np.int64), none, none, [], [])
 
     def needs(self) -> tuple[np.ndarray, np.ndarray]:
         """CSR (indptr, blocks) of block -> blocks it needs: the live binders of its bound uses."""
         return self.need_indptr, self.need_blocks
+
+    @property
+    def has_links(self) -> bool:
+        """True if some block uses a referent that some block binds."""
+        return bool(self.need_blocks.shape[0])
+
+
+def _positions(seq: Indices) -> Indices:
+    pos = np.empty(seq.shape[0], dtype=np.int64)
+    pos[seq] = np.arange(seq.shape[0], dtype=np.int64)
+    return pos
 
 
 def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders: Any) -> ReferentIndex:
@@ -136,18 +191,17 @@ def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders:
             raise ValueError(f"referents is a ReferentIndex over {referents.n} blocks, but there are {n} blocks")
         return referents
     if uses is None and binds is None:
-        empty = np.zeros(n + 1, dtype=np.int64)
-        return ReferentIndex(n, empty, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), [], [])
+        return ReferentIndex.empty(n)
     index = ReferentIndex.from_lists(uses, binds, order=order, binders=binders)
     if index.n != n:
         raise ValueError(f"uses/binds describe {index.n} blocks, but there are {n} blocks")
     return index
 
 
-def closure(index: ReferentIndex, roots: np.ndarray) -> np.ndarray:
+def closure(index: ReferentIndex, roots: Indices) -> npt.NDArray[np.bool_]:
     """Boolean mask of the roots and everything they pin (transitively)."""
     mask = np.zeros(index.n, dtype=np.bool_)
-    pin_kernels.closure_mask(roots, index.need_indptr, index.need_blocks, mask)
+    closure_kernels.closure_mask(roots, index.need_indptr, index.need_blocks, mask)
     return mask
 
 
@@ -159,24 +213,84 @@ def pin_closure(
     referents: ReferentIndex | None = None,
     order: Any = None,
     binders: Mapping[Hashable, int] | None = None,
-) -> np.ndarray:
+) -> Indices:
     """Sorted int64 indices that must stay while ``roots`` stay: the roots and their closure."""
-    n = referents.n if referents is not None else n_blocks(uses, binds)
+    n = referents.n if referents is not None else _validate.referent_block_count(uses, binds)
     index = as_index(n, uses, binds, referents, order, binders)
     return np.flatnonzero(closure(index, _validate.indices("roots", roots, n)))
 
 
-def table_for(
-    index: ReferentIndex, pinned: np.ndarray, roots: np.ndarray, cost_fn: Callable[[str], int] | None
+def binding_table(
+    index: ReferentIndex, pinned: npt.NDArray[np.bool_], roots: Indices, cost_fn: Callable[[str], int]
 ) -> BindingTable:
-    """One entry per referent whose live binder is a pinned non-root (see ``dsgc_ref.pins.binding_table``)."""
+    """One entry per referent whose live binder is a pinned non-root (the blocks it replaces).
+
+    Every live binding those blocks held survives, so a block that uses any of them, pinned
+    or admitted later, still resolves it.
+    """
     replaced = pinned.copy()
     replaced[roots] = False
     binder = index.live_binder
     refs = np.flatnonzero(binder >= 0)
     refs = refs[replaced[binder[refs]]]
     entries = [(index.names[x], index.values[x], int(binder[x])) for x in refs.tolist()]
-    return render_table(entries, cost_fn or whitespace_cost)
+    return render_table(entries, cost_fn)
+
+
+def render_table(entries: Sequence[tuple[Hashable, Any, Any]], cost_fn: Callable[[str], int]) -> BindingTable:
+    """Sort ``(referent, value, source)`` entries by source, then referent text, and render them.
+
+    One line per entry, ``"<referent>: <value> (block <source>)"``; the cost is
+    ``cost_fn(text)``, 0 for no entries.
+    """
+    rows = tuple(sorted(entries, key=lambda e: (e[2], str(e[0]))))
+    text = "\n".join(f"{x}: {v} (block {b})" for x, v, b in rows)
+    cost = cost_fn(text) if rows else 0
+    if not is_integer_scalar(cost) or int(cost) < 0:
+        raise ValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
+    return BindingTable(rows, text, int(cost))
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """What the pinned set costs the walk: blocks kept first, blocks tabled, tokens reserved."""
+
+    preset: npt.NDArray[np.bool_]
+    excluded: npt.NDArray[np.bool_]
+    table: BindingTable | None
+
+    @property
+    def reserved(self) -> int:
+        return 0 if self.table is None else self.table.cost
+
+
+def escalate(
+    index: ReferentIndex,
+    cost: Indices,
+    pinned: npt.NDArray[np.bool_],
+    roots: Indices,
+    budget: int,
+    cost_fn: Callable[[str], int] | None,
+) -> Escalation:
+    """Pinned-set subtraction, escalating to a binding table when the pinned set does not fit.
+
+    If sum(cost[pinned]) <= budget every pinned block is kept first; otherwise the pinned
+    non-roots are replaced by ``binding_table`` (charged its cost) and only the roots are
+    kept first; if the roots plus the table still exceed the budget,
+    ``ReferentEvictionError`` (as ``dsgc_ref.pins.escalate``).
+    """
+    pinned_cost = int(cost[pinned].sum())
+    if pinned_cost <= budget:
+        return Escalation(pinned, np.zeros(index.n, dtype=np.bool_), None)
+    table = binding_table(index, pinned, roots, cost_fn or whitespace_cost)
+    root_cost = int(cost[roots].sum())
+    if root_cost + table.cost > budget:
+        raise ReferentEvictionError.over_budget(
+            np.flatnonzero(pinned).tolist(), pinned_cost, roots.tolist(), root_cost, table.cost, budget
+        )
+    preset = np.zeros(index.n, dtype=np.bool_)
+    preset[roots] = True
+    return Escalation(preset, pinned & ~preset, table)
 
 
 def orphans(
@@ -193,7 +307,7 @@ def orphans(
 
     Works for the retained set of any policy; a referent resolved by ``table`` is not orphaned.
     """
-    n = referents.n if referents is not None else n_blocks(uses, binds)
+    n = referents.n if referents is not None else _validate.referent_block_count(uses, binds)
     index = as_index(n, uses, binds, referents, order, binders)
     kept = np.zeros(n, dtype=np.bool_)
     kept[_validate.indices("retained", retained, n)] = True

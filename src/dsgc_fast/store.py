@@ -20,19 +20,19 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
-from dsgc_ref.contract import ReferentEvictionError, check_budget, is_integer_scalar, whitespace_cost
-from dsgc_ref.pins import BindingTable, closure_from, render_table
+from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar, whitespace_cost
 
 from . import _validate
 from .archive import Archive, ArchivedBlock, Block
 from .encoders import check_unicode
+from .engine import retain
 from .explain import BindingTableBlock, CompactionReport, build_report
-from .pins import pin_closure
-from .retain import retain
+from .graph import DependencyGraph
+from .pins import ReferentIndex, closure, render_table
 
 Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
 TokenCounter = Callable[[str], int]
@@ -41,8 +41,6 @@ BINDING_TABLE_KIND = "binding_table"
 
 #: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
 MAX_COST = 2**32 - 1
-#: budgets are stored as SQLite integers (int64)
-MAX_BUDGET = 2**63 - 1
 
 
 def default_encoder() -> Encoder:
@@ -77,7 +75,8 @@ class MemoryStore:
     ``encoder(list[str]) -> (n, d)`` embeds texts (default: the lexical hashing encoder);
     ``token_counter(str) -> int`` gives a block's cost (default: the paper's whitespace
     count); ``archive`` is the SQLite database: a file path (resumed if it exists) or
-    ``":memory:"``.
+    ``":memory:"``; ``params`` (a ``Params``) are the scoring knobs ``compact`` uses unless
+    told otherwise.
     """
 
     def __init__(
@@ -85,7 +84,10 @@ class MemoryStore:
         encoder: Encoder | None = None,
         token_counter: TokenCounter | None = None,
         archive: str | os.PathLike = ":memory:",
+        *,
+        params: Params | None = None,
     ) -> None:
+        self.params = Params.of(params)
         encoder = encoder if encoder is not None else default_encoder()
         encode = getattr(encoder, "encode", encoder)
         if not callable(encode):
@@ -136,6 +138,7 @@ class MemoryStore:
         self._uses: list[tuple[str, ...]] = []
         self._binds: list[dict[str, str]] = []
         self._newest_binder: dict[str, int] = {}
+        self._referents = _Referents()
         self._active_blocks: dict[int, Block] = {}
         self._emb: _Growable | None = None
         self._cost = _Growable(np.int64)
@@ -164,6 +167,7 @@ class MemoryStore:
         self._uses.append(block.uses)
         self._binds.append(block.binds)
         self._newest_binder.update(dict.fromkeys(block.binds, slot))
+        self._referents.append(slot, block.uses, block.binds)
         if active:
             self._active_blocks[slot] = dataclasses.replace(block, embedding=None)
 
@@ -358,85 +362,82 @@ class MemoryStore:
         query: str | Sequence[str] | Any,
         budget: int,
         *,
-        policy: str = "dsgc",
+        params: Params | None = None,
         live: Iterable[str] = (),
         query_weights: Any = None,
-        lambda_pi: float = 1.0,
-        tau: float = 0.25,
-        hops: int = 1,
-        decay: float = 0.5,
-        density_exponent: float = 0.0,
-        selection: str = "first_fit",
+        mode: str = "exact",
+        **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:
         """Keep what fits ``budget`` for ``query``; archive the rest; explain every decision.
 
-        ``query`` is a text, several texts (a query distribution weighted by
-        ``query_weights``) or an embedding (d,) / (m, d).  The live roots are the pinned
-        blocks plus the ``live`` ids; they and their referent closure are kept first, the
-        rest is ranked by ``policy`` (see ``dsgc_fast.retain``).  If the pinned set needs a
-        binding table, the table becomes a new active block binding the tabled referents.
-        Evicted blocks are written to the archive in one transaction before they leave
-        the active set.  Raises ``ReferentEvictionError`` (and changes nothing) if even the
-        roots plus the table exceed the budget.
+        Parameters
+        ----------
+        query : str, list of str, or array_like
+            A text, several texts (a query distribution weighted by ``query_weights``) or an
+            embedding (d,) / (m, d).
+        budget : int
+            Token budget (a non-negative integer).
+        params, **overrides
+            The scoring knobs (default: the store's ``params``) with keyword overrides, as in
+            ``dsgc_fast.retain``.
+        live : iterable of str
+            Ids of further live roots (the pinned blocks are live roots always).
+        mode : {"exact", "fast"}
+            As in ``dsgc_fast.retain``.
+
+        Returns
+        -------
+        CompactionReport
+            Kept and evicted ids and the decision behind each.
+
+        Notes
+        -----
+        The live roots and their referent closure are kept first, the rest is ranked by the
+        policy; if the pinned set needs a binding table, the table becomes a new active block
+        binding the tabled referents.  Evicted blocks are written to the archive in one
+        transaction before they leave the active set.  Raises ``ReferentEvictionError`` (and
+        changes nothing) if even the roots plus the table exceed the budget.  A store
+        without roots and without referent links takes the engine's unpinned path.
         """
-        budget = check_budget(budget)
-        if budget > MAX_BUDGET:
-            raise ValueError(f"budget must be at most 2**63 - 1, got {budget}")
+        p = Params.of(params if params is not None else self.params, **overrides)
         query_emb, query_text = self._query(query)
-        slots = np.array(sorted(self._active_blocks), dtype=np.int64)
+        slots = np.flatnonzero(self._active.view())
         local = np.full(len(self._ids), -1, dtype=np.int64)
         local[slots] = np.arange(slots.shape[0])
-        edges = local[self._edges.view()]
-        edges = edges[(edges >= 0).all(axis=1)] if edges.size else np.empty((0, 2), dtype=np.int64)
+        graph = self._active_graph(slots, local)
+        index = self._referents.active_index(slots, local, self._active.view(), self._binds)
         roots = self._live_roots(slots, local, live)
-        uses = [self._uses[s] for s in slots]
-        binds = [self._binds[s] or None for s in slots]
+        pinning = {"live": roots, "referents": index, "cost_fn": self._token_counter} if roots.size or index.has_links else {}
         embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
+        costs = self._cost.view()[slots]
         try:
             result = retain(
-                query_emb,
-                embs,
-                self._cost.view()[slots],
-                budget,
-                edges=edges,
-                policy=policy,
-                lambda_pi=lambda_pi,
-                tau=tau,
-                hops=hops,
-                decay=decay,
-                density_exponent=density_exponent,
-                selection=selection,
-                query_weights=query_weights,
-                live=roots,
-                uses=uses,
-                binds=binds,
-                cost_fn=self._token_counter,
+                query_emb, embs, costs, budget, params=p, edges=graph, query_weights=query_weights, mode=mode, **pinning
             )
         except ReferentEvictionError as exc:
-            pinned = pin_closure(roots, uses, binds)
+            pinned = np.flatnonzero(closure(index, roots))
             raise ReferentEvictionError(
                 f"{exc}; pinned block ids {[self._ids[s] for s in slots[pinned]]} "
                 f"(live roots {[self._ids[s] for s in slots[roots]]})"
             ) from None
-        ids = [self._ids[s] for s in slots]
+        ids = [self._ids[s] for s in slots.tolist()]
         table = self._binding_table_block(result.binding_table, ids)
         report = build_report(
             ids,
             result,
-            costs=self._cost.view()[slots],
-            edges=edges,
+            costs=costs,
+            graph=graph,
+            referents=index,
             roots=roots,
-            uses=uses,
-            binds=binds,
-            lambda_pi=0.0 if policy == "no_graph" else lambda_pi,
+            lambda_pi=p.effective_lambda,
             query=query_text,
-            texts={self._ids[s]: self._active_blocks[s].text for s in slots.tolist()},
+            texts=_Texts(self._active_blocks, self._slot_of),
             table_block=table,
         )
         evicted = {int(slots[i]): result.reason(int(i)).label for i in result.evicted}
         with self._archive.transaction():
             number = self._archive.log_compaction(
-                query_text, budget, result.policy, len(report.kept), len(report.evicted), int(result.used)
+                query_text, result.budget, result.policy, len(report.kept), len(report.evicted), int(result.used)
             )
             self._archive.archive_blocks(evicted, number)
             if table is not None:
@@ -448,6 +449,12 @@ class MemoryStore:
         if table is not None:
             self._append(table.block, table.block.embedding, active=True)
         return report
+
+    def _active_graph(self, slots: np.ndarray, local: np.ndarray) -> DependencyGraph:
+        """The prerequisite edges among the active blocks, in local indices."""
+        edges = local[self._edges.view()]
+        edges = edges[(edges >= 0).all(axis=1)] if edges.size else np.empty((0, 2), dtype=np.int64)
+        return DependencyGraph.from_edges(slots.shape[0], edges)
 
     def _query(self, query: Any) -> tuple[np.ndarray, str]:
         if isinstance(query, str):
@@ -519,7 +526,18 @@ class MemoryStore:
         operation keeps the active set closed, so nothing behind an active block is archived.
         Its cost is the size of what comes back, not the size of the store.
         """
-        return sorted(closure_from(slots, self._uses, self._newest_binder, stop=self._active_blocks.__contains__))
+        seen: set[int] = set()
+        frontier = [s for s in slots if s not in self._active_blocks]
+        while frontier:
+            u = frontier.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            for x in self._uses[u]:
+                b = self._newest_binder.get(x)
+                if b is not None and b not in seen and b not in self._active_blocks:
+                    frontier.append(b)
+        return sorted(seen)
 
     def _mark_active(self, restored: list[Block]) -> None:
         for block in restored:
@@ -637,3 +655,109 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     return json.loads(encoded)
 
 
+
+
+class _Texts(Mapping[str, str]):
+    """Active block id -> text, read from the store when asked (the report's ``texts``)."""
+
+    def __init__(self, active: Mapping[int, Block], slot_of: Mapping[str, int]) -> None:
+        self._by_slot = {slot: block.text for slot, block in active.items()}
+        self._slot_of = slot_of
+
+    def __getitem__(self, block_id: str) -> str:
+        return self._by_slot[self._slot_of[block_id]]
+
+    def __iter__(self) -> Iterator[str]:
+        return (block_id for block_id, slot in self._slot_of.items() if slot in self._by_slot)
+
+    def __len__(self) -> int:
+        return len(self._by_slot)
+
+
+class _Referents:
+    """Every block's uses and binds as append-only arrays over referent ids (all blocks).
+
+    ``use_ptr``/``use_refs``: CSR of slot -> referent ids it uses (the block's order, each
+    once); ``bind_slots``/``bind_refs``: (slot, referent id) binding pairs in slot order.
+    ``active_index`` gathers the active blocks' part into a ``ReferentIndex`` with vectorized
+    indexing, O(active blocks + their links), without a Python loop per block.
+    """
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self.use_ptr = _Growable(np.int64)
+        self.use_ptr.append(0)
+        self.use_refs = _Growable(np.int64)
+        self.bind_slots = _Growable(np.int64)
+        self.bind_refs = _Growable(np.int64)
+
+    def _id(self, referent: str) -> int:
+        k = self.ids.get(referent)
+        if k is None:
+            k = self.ids[referent] = len(self.names)
+            self.names.append(referent)
+        return k
+
+    def append(self, slot: int, uses: Sequence[str], binds: Mapping[str, str]) -> None:
+        for x in uses:
+            self.use_refs.append(self._id(x))
+        self.use_ptr.append(self.use_refs.n)
+        for x in binds:
+            self.bind_slots.append(slot)
+            self.bind_refs.append(self._id(x))
+
+    def active_index(
+        self, slots: np.ndarray, local: np.ndarray, active: np.ndarray, binds: Sequence[Mapping[str, str]]
+    ) -> ReferentIndex:
+        """The ``ReferentIndex`` of the active blocks ``slots`` (local index ``local[slot]``).
+
+        The live binder of a referent is its newest active binder, as ``retain`` computes it
+        from the active blocks' lists; referent ids are local (those the active blocks touch).
+        """
+        ptr = self.use_ptr.view()
+        counts = ptr[slots + 1] - ptr[slots]
+        indptr = np.zeros(slots.shape[0] + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        use_refs = self.use_refs.view()[np.repeat(ptr[slots] - indptr[:-1], counts) + np.arange(indptr[-1])]
+        bind_slots, bind_refs = self.bind_slots.view(), self.bind_refs.view()
+        on = active[bind_slots]
+        bind_slots, bind_refs = bind_slots[on], bind_refs[on]
+        touched, inverse = np.unique(np.concatenate([use_refs, bind_refs]), return_inverse=True)
+        newest = np.full(touched.shape[0], -1, dtype=np.int64)
+        np.maximum.at(newest, inverse[use_refs.shape[0] :], bind_slots)
+        binder = np.where(newest >= 0, local[np.maximum(newest, 0)], -1)
+        names = _Gather(self.names, touched)
+        values = _LiveValues(binds, names, newest)
+        return ReferentIndex(slots.shape[0], indptr, inverse[: use_refs.shape[0]], binder, names, values)
+
+
+class _Gather(Sequence[str]):
+    """``base[keys[k]]`` for k in range(len(keys)), read when asked."""
+
+    def __init__(self, base: Sequence[str], keys: np.ndarray) -> None:
+        self._base, self._keys = base, keys
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        if isinstance(k, slice):
+            return [self._base[int(j)] for j in self._keys[k]]
+        return self._base[int(self._keys[k])]
+
+    def __len__(self) -> int:
+        return int(self._keys.shape[0])
+
+
+class _LiveValues(Sequence[Any]):
+    """The value the live binder of referent k binds it to (None when unbound)."""
+
+    def __init__(self, binds: Sequence[Mapping[str, str]], names: Sequence[str], binder_slots: np.ndarray) -> None:
+        self._binds, self._names, self._slots = binds, names, binder_slots
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        slot = int(self._slots[k])
+        return None if slot < 0 else self._binds[slot][self._names[k]]
+
+    def __len__(self) -> int:
+        return int(self._slots.shape[0])

@@ -4,14 +4,15 @@ Readable, slow and exact: lists and floats only.  ``dsgc_fast`` must reproduce e
 of this package bit for bit on float64 inputs.
 """
 
-from .contract import POLICIES, SELECTIONS, Reason, ReferentEvictionError
-from .pins import BindingTable, orphans, pin_closure
-from .retain import Retention, retain
+from .contract import POLICIES, SELECTIONS, BindingTable, Params, Reason, ReferentEvictionError
+from .pins import orphans, pin_closure
+from .engine import Retention, retain
 
 __all__ = [
     "POLICIES",
     "SELECTIONS",
     "BindingTable",
+    "Params",
     "Reason",
     "ReferentEvictionError",
     "Retention",

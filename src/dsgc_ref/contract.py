@@ -1,19 +1,26 @@
-"""The shared vocabulary of the retention contract.
+"""The specification both engines share: names, reason codes, errors, the parameter object.
 
-Both implementations (``dsgc_ref``, the pure-Python oracle, and ``dsgc_fast``, the Numba
-engine) import these names so that a policy, a selection rule, a reason code or a parameter
-check means the same thing everywhere.  Pure Python only: no NumPy here.
+``dsgc_ref`` (the pure-Python oracle) and ``dsgc_fast`` (the Numba engine) import these
+names, and nothing else from each other, so that a policy, a selection rule, a reason code,
+a parameter check or a bound means the same thing in both, while every computation exists
+twice and an equivalence test can catch a bug on either side.  Pure Python only: no NumPy.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import Any, TypedDict
 
 POLICIES: tuple[str, ...] = ("similarity", "no_graph", "dsgc", "recency")
 SELECTIONS: tuple[str, ...] = ("first_fit", "prefix")
+
+#: the largest integer the kernels take (budgets, costs, indices and their sums are int64)
+INT64_MAX = 2**63 - 1
 
 
 class Reason(IntEnum):
@@ -74,6 +81,16 @@ class ReferentEvictionError(RuntimeError):
     engine refuses instead of answering with a silently broken context.
     """
 
+    @classmethod
+    def over_budget(
+        cls, pinned: list[int], pinned_cost: int, roots: list[int], root_cost: int, table_cost: int, budget: int
+    ) -> ReferentEvictionError:
+        """The error both engines raise, naming the pinned blocks, their cost and the budget."""
+        return cls(
+            f"pinned blocks {pinned} cost {pinned_cost} tokens (live roots {roots}: {root_cost}); "
+            f"the binding table costs {table_cost}; budget {budget}: evicting a pinned block would orphan a referent"
+        )
+
 
 def is_integer_scalar(value: Any) -> bool:
     """True for Python/NumPy integers and integral finite floats, never for bools."""
@@ -96,49 +113,166 @@ def _real(name: str, value: Any) -> float:
     return f
 
 
+def _integer(name: str, value: Any, low: int, high: int) -> int:
+    if not is_integer_scalar(value):
+        raise TypeError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    v = int(value)
+    if not low <= v <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {v}")
+    return v
+
+
 def check_budget(budget: Any) -> int:
-    """Return the budget as an int; it must be a non-negative integer."""
+    """The budget as an int: a non-negative integer token count at most ``INT64_MAX``."""
     if not is_integer_scalar(budget):
         raise TypeError(f"budget must be a non-negative integer token count, got {budget!r}")
     b = int(budget)
     if b < 0:
         raise ValueError(f"budget must be >= 0, got {b}")
+    if b > INT64_MAX:
+        raise ValueError(f"budget must be at most 2**63 - 1, got {b}")
     return b
 
 
-def check_parameters(
-    *,
-    policy: Any,
-    selection: Any,
-    lambda_pi: Any,
-    tau: Any,
-    hops: Any,
-    decay: Any,
-    density_exponent: Any,
-) -> tuple[str, str, float, float, int, float, float]:
-    """Validate the scalar parameters of ``retain``; return them canonicalized.
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
 
-    Returns ``(policy, selection, lambda_pi, tau, hops, decay, density_exponent)``.
+
+def _knob(default: Any, help: str, metavar: str | None = None) -> Any:
+    return field(default=default, metadata={"help": help, "metavar": metavar})
+
+
+@dataclass(frozen=True)
+class Params:
+    """The scoring knobs of the retention contract, validated once when the object is made.
+
+    Every entry point (``retain``, ``retain_batch``, ``MemoryStore`` and its ``compact``, the
+    message adapters, the CLI) takes a ``Params`` as ``params=`` and the same fields as
+    keyword overrides; ``Params.of(params, **overrides)`` is the one place that merges them.
+
+    Parameters
+    ----------
+    policy : str
+        ``"dsgc"`` ranks by I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent;
+        ``"no_graph"`` is the same with lambda_pi = 0; ``"similarity"`` ranks by the raw
+        a_i = <q, e_i>; ``"recency"`` keeps the newest (last in ``order``) first.
+    selection : str
+        ``"first_fit"`` keeps every ranked block that still fits and goes on; ``"prefix"``
+        stops at the first one that does not fit.
+    lambda_pi : float
+        Weight of the propagated support pi (>= 0).
+    tau : float
+        Softmax temperature, r = softmax(a / tau) (> 0).
+    hops : int
+        Propagation depth k >= 1; 1 is the paper's one-hop rule.
+    decay : float
+        Damping per extra hop in [0, 1]: pi_i = sum_h decay^(h-1) * S_h(i).
+    density_exponent : float
+        Exponent p >= 0 of the cost normalization max(c_i, 1) ** p (0: none).
     """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
-    if selection not in SELECTIONS:
-        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
-    lam = _real("lambda_pi", lambda_pi)
-    if lam < 0:
-        raise ValueError(f"lambda_pi must be >= 0, got {lam}")
-    t = _real("tau", tau)
-    if t <= 0:
-        raise ValueError(f"tau must be > 0, got {t}")
-    if not is_integer_scalar(hops):
-        raise TypeError(f"hops must be an integer >= 1, got {hops!r}")
-    h = int(hops)
-    if h < 1:
-        raise ValueError(f"hops must be >= 1, got {h}")
-    dec = _real("decay", decay)
-    if dec < 0:
-        raise ValueError(f"decay must be >= 0, got {dec}")
-    p = _real("density_exponent", density_exponent)
-    if p < 0:
-        raise ValueError(f"density_exponent must be >= 0, got {p}")
-    return policy, selection, lam, t, h, dec, p
+
+    policy: str = _knob("dsgc", "ranking policy", "|".join(POLICIES))
+    selection: str = _knob("first_fit", "budgeted selection rule", "|".join(SELECTIONS))
+    lambda_pi: float = _knob(1.0, "weight of the propagated support pi (>= 0)")
+    tau: float = _knob(0.25, "softmax temperature (> 0)")
+    hops: int = _knob(1, "propagation hops (>= 1; 1 is the paper's rule)")
+    decay: float = _knob(0.5, "damping per extra hop, in [0, 1]")
+    density_exponent: float = _knob(0.0, "exponent p of the cost normalization max(c, 1) ** p (>= 0)")
+
+    def __post_init__(self) -> None:
+        checked = {
+            "policy": _choice("policy", self.policy, POLICIES),
+            "selection": _choice("selection", self.selection, SELECTIONS),
+            "lambda_pi": _real("lambda_pi", self.lambda_pi),
+            "tau": _real("tau", self.tau),
+            "hops": _integer("hops", self.hops, 1, INT64_MAX),
+            "decay": _real("decay", self.decay),
+            "density_exponent": _real("density_exponent", self.density_exponent),
+        }
+        if checked["lambda_pi"] < 0:
+            raise ValueError(f"lambda_pi must be >= 0, got {checked['lambda_pi']}")
+        if checked["tau"] <= 0:
+            raise ValueError(f"tau must be > 0, got {checked['tau']}")
+        if not 0 <= checked["decay"] <= 1:
+            raise ValueError(f"decay must be in [0, 1] (damping per extra hop), got {checked['decay']}")
+        if checked["density_exponent"] < 0:
+            raise ValueError(f"density_exponent must be >= 0, got {checked['density_exponent']}")
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of(cls, params: Params | None = None, /, **overrides: Any) -> Params:
+        """``params`` (default: the defaults) with keyword ``overrides`` applied, validated.
+
+        An unknown keyword is a ``TypeError`` naming it; a ``params`` that is not a ``Params``
+        is a ``TypeError`` too.
+        """
+        if params is None:
+            base = _DEFAULT
+        elif isinstance(params, Params):
+            base = params
+        else:
+            raise TypeError(f"params must be a dsgc Params, got {type(params).__name__}")
+        if not overrides:
+            return base
+        # An agent loop passes the same knobs on every call: remember each validated result,
+        # keyed by value *and type*, so True is never taken for 1 nor 1 for 1.0.
+        key = (base, *((k, type(v), v) for k, v in overrides.items()))
+        try:
+            made = _MADE.get(key)
+        except TypeError:  # an unhashable value: validate uncached (it raises its own error)
+            key, made = None, None
+        if made is None:
+            unknown = sorted(set(overrides) - set(PARAM_NAMES))
+            if unknown:
+                raise TypeError(f"unknown parameter(s) {unknown}; the parameters are {list(PARAM_NAMES)}")
+            made = dataclasses.replace(base, **overrides)
+            if key is not None:
+                if len(_MADE) >= _MADE_LIMIT:
+                    _MADE.clear()
+                _MADE[key] = made
+        return made
+
+    @property
+    def effective_lambda(self) -> float:
+        """The lambda_pi the score uses: 0 for ``no_graph`` (the rule lives here only)."""
+        return 0.0 if self.policy == "no_graph" else self.lambda_pi
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields by name (for logs and JSON)."""
+        return dataclasses.asdict(self)
+
+
+class ParamOverrides(TypedDict, total=False):
+    """The ``Params`` fields as keyword overrides (``**overrides: Unpack[ParamOverrides]``)."""
+
+    policy: str
+    selection: str
+    lambda_pi: float
+    tau: float
+    hops: int
+    decay: float
+    density_exponent: float
+
+
+#: the field names of ``Params``, in declaration order
+PARAM_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Params))
+_DEFAULT = Params()
+_MADE: dict[tuple[Any, ...], Params] = {}
+_MADE_LIMIT = 256
+
+
+@dataclass(frozen=True)
+class BindingTable:
+    """The compact stand-in for pinned blocks that do not fit: one entry per referent.
+
+    ``entries`` are ``(referent, value, source_block)`` sorted by source block, then by the
+    referent's text; ``text`` has one line per entry, ``"<referent>: <value> (block <i>)"``;
+    ``cost`` is the cost function applied to ``text`` (0 for an empty table).
+    """
+
+    entries: tuple[tuple[Hashable, Any, int], ...]
+    text: str
+    cost: int

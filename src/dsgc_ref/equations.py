@@ -45,11 +45,20 @@ def softmax(a: Sequence[float], tau: float, order: Sequence[int] | None = None) 
 
 
 def normalize_weights(weights: Sequence[float]) -> list[float]:
-    """w_k / sum_k w_k, the sum accumulated left to right (weights are >= 0, sum > 0)."""
+    """w_k / sum_k w_k, the sum accumulated left to right (weights are >= 0, not all 0).
+
+    The weights are first scaled by the power of two 2**-e that brings the largest into
+    [0.5, 1) (``math.frexp``).  That scaling is exact for every weight above 2**-1021 times
+    the largest, so wherever the plain sum is finite the quotients are the same bits as
+    without it, and where the plain sum would overflow (``[1e308, 1e308]``) the result is
+    still the normalized weights (``[0.5, 0.5]``).
+    """
+    e = math.frexp(max(weights))[1]
+    scaled = [math.ldexp(w, -e) for w in weights]
     s = 0.0
-    for w in weights:
+    for w in scaled:
         s += w
-    return [w / s for w in weights]
+    return [w / s for w in scaled]
 
 
 def mixture_relevance(

@@ -13,24 +13,9 @@ are followed too (transitive pinning), and cycles terminate because each block e
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .contract import is_integer_scalar
-
-
-@dataclass(frozen=True)
-class BindingTable:
-    """The compact stand-in for pinned blocks that do not fit: one entry per referent.
-
-    ``entries`` are ``(referent, value, source_block)`` sorted by source block then referent
-    text; ``text`` is one line per entry ``"<referent>: <value> (block <i>)"``; ``cost`` is
-    the cost function applied to ``text``.
-    """
-
-    entries: tuple[tuple[Hashable, Any, int], ...]
-    text: str
-    cost: int
+from .contract import BindingTable, ReferentEvictionError, is_integer_scalar
 
 
 def check_referents(uses: Any, binds: Any, n: int) -> tuple[list[list[Hashable]], list[dict[Hashable, Any]]]:
@@ -162,6 +147,38 @@ def binding_table(
     """
     replaced = set(pinned) - set(roots)
     return render_table(((x, binds[b][x], b) for x, b in live.items() if b in replaced), cost_fn)
+
+
+def escalate(
+    pinned: Sequence[int],
+    roots: Sequence[int],
+    cost: Sequence[int],
+    budget: int,
+    binds: Sequence[Mapping[Hashable, Any]],
+    live: Mapping[Hashable, int],
+    cost_fn: Callable[[str], int],
+) -> tuple[list[int], list[bool], BindingTable | None]:
+    """Pinned-set subtraction, escalating to a binding table when the pinned set does not fit.
+
+    Returns ``(preset, excluded, table)``: the blocks kept and charged before the walk, the
+    blocks that are no candidates (tabled), and the table or None.  If sum(cost[pinned]) <=
+    budget, every pinned block is preset and nothing is tabled; otherwise the pinned
+    non-roots are replaced by ``binding_table`` (charged ``table.cost``), and if the roots
+    plus the table still exceed the budget, ``ReferentEvictionError``.
+    """
+    n = len(cost)
+    pinned_cost = sum(cost[i] for i in pinned)
+    if pinned_cost <= budget:
+        return list(pinned), [False] * n, None
+    table = binding_table(pinned, roots, binds, live, cost_fn)
+    root_cost = sum(cost[i] for i in roots)
+    if root_cost + table.cost > budget:
+        raise ReferentEvictionError.over_budget(list(pinned), pinned_cost, list(roots), root_cost, table.cost, budget)
+    root_set = set(roots)
+    excluded = [False] * n
+    for i in pinned:
+        excluded[i] = i not in root_set
+    return list(roots), excluded, table
 
 
 def render_table(entries: Iterable[tuple[Hashable, Any, int]], cost_fn: Callable[[str], int]) -> BindingTable:

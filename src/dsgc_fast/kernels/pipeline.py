@@ -1,10 +1,10 @@
 """The whole retention of one store in one kernel call (single query, input tie order).
 
 ``retain`` uses it for small stores, where calling the stages one by one from Python
-costs more than the arithmetic, and ``retain_batch`` runs it once per store.  It only
-sequences the serial kernels ``retain`` runs stage by stage (similarity, softmax,
-propagation, combination, kept-reason codes, ranking, greedy selection), so it computes
-the same bits.  It calls kernels defined in other files, whose edits Numba's cache does not
+costs more than the arithmetic, and ``retain_batch`` runs it once per store.  It runs the
+stage list of ``dsgc_fast.stages`` (similarity, relevance, support, ``rule_scores``,
+``rule_kept``, then ranking and greedy selection) with the same serial kernels the stages
+call, so it computes the same bits.  It calls kernels defined in other files, whose edits Numba's cache does not
 notice: after editing them in a working tree, clear ``__pycache__``.
 """
 
@@ -16,11 +16,8 @@ import numpy as np
 from .._config import JIT
 from .graph_kernels import fill_edge_rows
 from .propagation import k_hop, one_hop
-from .scoring import combine, similarity, similarity_fast, softmax
-from .selection import kept_codes, rank, select
-
-#: score rules (the ``rule`` argument): by a, by (r + lambda_pi * pi) / c ** density, by position
-SIMILARITY, WEIGHTED, RECENCY = 0, 1, 2
+from .scoring import RECENCY, rule_scores, similarity, similarity_fast, softmax
+from .selection import rank, rule_kept, select
 
 
 @numba.njit(**JIT)
@@ -47,18 +44,9 @@ def retain_store(
         one_hop(dep_indptr, dep_indices, dep_rows, rel, 1, pi)
     else:
         k_hop(dep_indptr, dep_indices, rel, hops, decay, 1, pi)
+    rule_scores(rule, sim, rel, pi, costs, lambda_pi, density_exponent, None, scores)
     kept = np.empty(n, dtype=np.int8)
-    if rule == SIMILARITY:
-        scores[:] = sim
-    elif rule == RECENCY:
-        for i in range(n):
-            scores[i] = np.float64(i)
-    else:
-        combine(rel, pi, costs, lambda_pi, density_exponent, scores)
-    if rule == RECENCY:
-        kept[:] = codes[2]
-    else:
-        kept_codes(rel, pi, lambda_pi, codes[0], codes[1], kept)
+    rule_kept(rule == RECENCY, rel, pi, lambda_pi, codes, kept)
     ranking[:] = rank(scores, np.arange(n))
     return select(ranking, costs, budget, prefix, kept, codes[3], codes[4], mask, reasons)
 

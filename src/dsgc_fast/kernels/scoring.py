@@ -21,6 +21,9 @@ from .rowdot import LANES, dot_rows8, dot_rows16
 #: rows per parallel task
 _CHUNK = 4096
 
+#: score rules of ``rule_scores``: by a, by (r + lambda_pi * pi) / c ** density, by position
+SIMILARITY, WEIGHTED, RECENCY = 0, 1, 2
+
 
 @numba.njit(**JIT)
 def _dot_row(embs, q, j):
@@ -169,3 +172,26 @@ def combine(r, pi, costs, lambda_pi, density_exponent, out):
     """
     for i in range(r.shape[0]):
         out[i] = score_of(r[i], pi[i], costs[i], lambda_pi, density_exponent)
+
+
+@numba.njit(**JIT)
+def rule_scores(rule, sim, rel, pi, costs, lambda_pi, density_exponent, order, out):
+    """The ranking score of every block under a score rule, into ``out``.
+
+    SIMILARITY: I_i = a_i; WEIGHTED: I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** p
+    (``combine``); RECENCY: I_i = the position of i in ``order`` (None: the input order), so
+    the last block in the order is the newest and ranks first.
+    """
+    n = out.shape[0]
+    if rule == SIMILARITY:
+        for i in range(n):
+            out[i] = sim[i]
+    elif rule == RECENCY:
+        if order is None:
+            for i in range(n):
+                out[i] = np.float64(i)
+        else:
+            for p in range(n):
+                out[order[p]] = np.float64(p)
+    else:
+        combine(rel, pi, costs, lambda_pi, density_exponent, out)

@@ -21,6 +21,20 @@ def kept_codes(relevance, support, lambda_pi, by_support, by_relevance, out):
         out[i] = kept_code(relevance[i], support[i], lambda_pi, by_support, by_relevance)
 
 
+@numba.njit(**JIT)
+def rule_kept(recency, relevance, support, lambda_pi, codes, out):
+    """out_i = the reason block i gets if the ranking admits it.
+
+    ``codes`` = (kept by support, kept by relevance, kept by recency, ...) as int8 ``Reason``
+    codes: recency for the recency rule, else ``kept_code``.
+    """
+    if recency:
+        for i in range(out.shape[0]):
+            out[i] = codes[2]
+    else:
+        kept_codes(relevance, support, lambda_pi, codes[0], codes[1], out)
+
+
 #: up to this many blocks an insertion sort beats mergesort's set-up (same stable result)
 _INSERTION_MAX = 32
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from . import equations as eq
-from .contract import Reason, ReferentEvictionError, check_budget, check_parameters, is_integer_scalar, whitespace_cost
-from .pins import binding_table, check_referents, closure_from, live_binders
+from .contract import (
+    BindingTable,
+    ParamOverrides,
+    Params,
+    Reason,
+    check_budget,
+    is_integer_scalar,
+    whitespace_cost,
+)
+from .pins import check_referents, closure_from, escalate, live_binders
 from .selection import select
 
 
@@ -38,7 +46,7 @@ class Retention:
     policy: str
     selection: str
     pinned: list[int]
-    binding_table: Any = None
+    binding_table: BindingTable | None = None
 
 
 def _as_float_rows(name: str, rows: Any, width: int | None) -> list[list[float]]:
@@ -142,21 +150,16 @@ def retain(
     costs: Any,
     budget: Any,
     *,
+    params: Params | None = None,
     edges: Any = None,
-    policy: str = "dsgc",
-    lambda_pi: float = 1.0,
-    tau: float = 0.25,
-    hops: int = 1,
-    decay: float = 0.5,
-    density_exponent: float = 0.0,
     order: Any = None,
-    selection: str = "first_fit",
     query_weights: Any = None,
     live: Any = None,
     uses: Any = None,
     binds: Any = None,
     binders: Any = None,
     cost_fn: Any = None,
+    **overrides: Unpack[ParamOverrides],
 ) -> Retention:
     """Decide which blocks survive a token budget (see DESIGN.md, "The retention contract").
 
@@ -165,6 +168,7 @@ def retain(
     I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent.  Policies:
     ``similarity`` ranks by raw <q, e_i>; ``no_graph`` is DSGC with lambda_pi = 0;
     ``dsgc``; ``recency`` keeps the newest (last in ``order``) first.  Ties keep ``order``.
+    The knobs come from ``params`` (a ``Params``) with keyword ``overrides``.
 
     Referent pinning (any of ``live``, ``uses``, ``binds`` given): the live roots and their
     referent closure are pinned and charged first; the rest is walked in rank order and
@@ -174,15 +178,7 @@ def retain(
     ``ReferentEvictionError``.  ``binders`` (referent -> block) overrides the
     newest-binder rule.  ``recency`` with pins is the recency-plus-pin fallback.
     """
-    policy, selection, lambda_pi, tau, hops, decay, density_exponent = check_parameters(
-        policy=policy,
-        selection=selection,
-        lambda_pi=lambda_pi,
-        tau=tau,
-        hops=hops,
-        decay=decay,
-        density_exponent=density_exponent,
-    )
+    p = Params.of(params, **overrides)
     budget = check_budget(budget)
     q = _query_rows(query_emb)
     d = len(q[0])
@@ -193,36 +189,42 @@ def retain(
     pairs = _check_edges(edges, n)
     seq = _check_order(order, n)
 
+    pinning = live is not None or uses is not None or binds is not None
+    if pinning:
+        use_lists, bind_maps = check_referents(uses, binds, n)
+        live_map = live_binders(bind_maps, seq, binders)
+        roots = sorted(set(_check_indices("live", live, n)))
+
     a_k = [eq.similarities(qk, embs) for qk in q]
     if any(not math.isfinite(x) for row in a_k for x in row):
         raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
     if n == 0:
-        return Retention([], [], [], [], [], [], [], [], 0, budget, policy, selection, [])
+        return Retention([], [], [], [], [], [], [], [], 0, budget, p.policy, p.selection, [])
     similarity = eq.mixture_similarity(a_k, weights)
-    relevance = eq.mixture_relevance(a_k, weights, tau, seq)
+    relevance = eq.mixture_relevance(a_k, weights, p.tau, seq)
     deps = eq.dependents_lists(n, pairs, seq)
-    if hops == 1:
+    if p.hops == 1:
         support = eq.propagate_one_hop(relevance, deps)
     else:
-        support = eq.propagate_k_hop(relevance, deps, hops, decay, seq)
+        support = eq.propagate_k_hop(relevance, deps, p.hops, p.decay, seq)
 
-    lam = 0.0 if policy == "no_graph" else lambda_pi
-    if policy == "similarity":
+    lam = p.effective_lambda
+    if p.policy == "similarity":
         scores = similarity
-    elif policy == "recency":
+    elif p.policy == "recency":
         scores = eq.recency_scores(seq)
     else:
-        scores = eq.combine(relevance, support, cost, lam, density_exponent)
+        scores = eq.combine(relevance, support, cost, lam, p.density_exponent)
 
     ranking = eq.rank(scores, seq)
-    keep_reason = kept_reasons(policy, relevance, support, lam)
-    if live is None and uses is None and binds is None:
-        mask, reasons, used = select(ranking, cost, budget, selection, keep_reason)
+    keep_reason = kept_reasons(p.policy, relevance, support, lam)
+    if not pinning:
+        mask, reasons, used = select(ranking, cost, budget, p.selection, keep_reason)
         pinned: list[int] = []
         table = None
     else:
         mask, reasons, used, pinned, table = _select_with_pins(
-            ranking, cost, budget, selection, keep_reason, seq, live, uses, binds, binders, cost_fn
+            ranking, cost, budget, p.selection, keep_reason, roots, use_lists, bind_maps, live_map, cost_fn
         )
     return Retention(
         retained=[i for i in range(n) if mask[i]],
@@ -235,35 +237,17 @@ def retain(
         reasons=reasons,  # type: ignore[arg-type]
         used=used,
         budget=budget,
-        policy=policy,
-        selection=selection,
+        policy=p.policy,
+        selection=p.selection,
         pinned=pinned,
         binding_table=table,
     )
 
 
-def _select_with_pins(ranking, cost, budget, selection, keep_reason, seq, live, uses, binds, binders, cost_fn):
+def _select_with_pins(ranking, cost, budget, selection, keep_reason, roots, use_lists, bind_maps, live_map, cost_fn):
     """Pinned-set subtraction, escalation to a binding table, closure-aware selection."""
-    n = len(cost)
-    use_lists, bind_maps = check_referents(uses, binds, n)
-    live_map = live_binders(bind_maps, seq, binders)
-    roots = sorted(set(_check_indices("live", live, n)))
     pinned = sorted(closure_from(roots, use_lists, live_map))
-    excluded = [False] * n
-    table = None
-    preset = pinned
-    if sum(cost[i] for i in pinned) > budget:
-        table = binding_table(pinned, roots, bind_maps, live_map, cost_fn or whitespace_cost)
-        root_cost = sum(cost[i] for i in roots)
-        if root_cost + table.cost > budget:
-            raise ReferentEvictionError(
-                f"pinned blocks {pinned} cost {sum(cost[i] for i in pinned)} tokens (live roots {roots}: "
-                f"{root_cost}); the binding table costs {table.cost}; budget {budget}: "
-                "evicting a pinned block would orphan a referent"
-            )
-        preset = roots
-        for i in pinned:
-            excluded[i] = i not in roots
+    preset, excluded, table = escalate(pinned, roots, cost, budget, bind_maps, live_map, cost_fn or whitespace_cost)
 
     def unit_of(i, mask):
         binders_of_i = [b for x in use_lists[i] if (b := live_map.get(x)) is not None]

@@ -1,4 +1,4 @@
-"""Referent-pinning kernels: pin closure and closure-aware budgeted selection.
+"""Closure kernels of referent pinning: pin closure and closure-aware budgeted selection.
 
 A block u "needs" block b when u uses a referent x whose live binder is b: the CSR
 ``need_blocks[need_indptr[u]:need_indptr[u+1]]`` lists those blocks (int32 or int64).
@@ -111,3 +111,39 @@ def select_units(
             if prefix:
                 stopped = True
     return used
+
+
+@numba.njit(**JIT)
+def closure_forest(sources, need_indptr, need_blocks, blocked, parent_block, parent_link):
+    """Breadth-first walks from each of ``sources`` in turn through use -> live-binder links.
+
+    A walk never enters a block that is ``blocked`` or already reached by an earlier walk, so
+    the blocks reached form a forest: ``parent_block[b]`` is the block whose link reached b and
+    ``parent_link[b]`` that link's index in ``need_blocks`` (both -1 for sources and blocks not
+    reached; the arrays arrive filled with -1).  Returns the reached blocks, sources included,
+    in discovery order.  O(blocks reached + their links).
+    """
+    n = blocked.shape[0]
+    seen = np.zeros(n, dtype=np.bool_)
+    order = np.empty(n, dtype=np.int64)
+    tail = 0
+    for s in sources:
+        if seen[s] or blocked[s]:
+            continue
+        seen[s] = True
+        order[tail] = s
+        head = tail
+        tail += 1
+        while head < tail:
+            u = order[head]
+            head += 1
+            for k in range(need_indptr[u], need_indptr[u + 1]):
+                b = need_blocks[k]
+                if seen[b] or blocked[b]:
+                    continue
+                seen[b] = True
+                parent_block[b] = u
+                parent_link[b] = k
+                order[tail] = b
+                tail += 1
+    return order[:tail]

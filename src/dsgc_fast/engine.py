@@ -1,0 +1,203 @@
+"""``retain``: validated inputs -> the scoring stages -> one selection path -> ``Retention``.
+
+Three paths, each one function, cut where the oracle cuts (``dsgc_ref.retain``):
+
+* ``_fused_path``: a small store, one query, the input tie order and no pinning: every
+  stage and the selection in one ``kernels.pipeline`` call (no Python between stages);
+* ``_ranked_path``: no pinning: the budgeted walk ranks only the blocks it has to;
+* ``_pinned_path``: live roots or referents: the pinned set first (escalating to a binding
+  table in ``pins.escalate``), then the closure-aware walk over the full ranking.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Unpack
+
+import numpy as np
+import numpy.typing as npt
+
+from dsgc_ref.contract import ParamOverrides, Params, Reason, check_budget
+
+from . import _validate, stages
+from .graph import DependencyGraph, as_graph
+from .kernels import closure as closure_kernels
+from .kernels import pipeline
+from .kernels import selection as selection_kernels
+from .pins import ReferentIndex, as_index, closure, escalate
+from .result import Retention
+
+#: stores up to this size with one query, input tie order and no pinning take ``_fused_path``
+SMALL_N = 2048
+
+
+def retain(
+    query_emb: npt.ArrayLike,
+    block_embs: npt.ArrayLike,
+    costs: npt.ArrayLike,
+    budget: int,
+    *,
+    params: Params | None = None,
+    edges: npt.ArrayLike | DependencyGraph | None = None,
+    order: npt.ArrayLike | None = None,
+    query_weights: npt.ArrayLike | None = None,
+    live: npt.ArrayLike | None = None,
+    uses: Any = None,
+    binds: Any = None,
+    binders: Any = None,
+    referents: ReferentIndex | None = None,
+    cost_fn: Any = None,
+    mode: str = "exact",
+    **overrides: Unpack[ParamOverrides],
+) -> Retention:
+    """Decide which blocks survive a token budget (see DESIGN.md, "The retention contract").
+
+    Parameters
+    ----------
+    query_emb : array_like, (d,) or (m, d)
+        The query, or m queries mixed with ``query_weights`` (default uniform).
+    block_embs : array_like, (N, d)
+        Block embeddings, float32 or float64 (other real dtypes become float64).
+    costs : array_like, (N,)
+        Non-negative integer token costs.
+    budget : int
+        Non-negative integer token budget (at most 2**63 - 1).
+    params : Params, optional
+        The scoring knobs (``policy``, ``selection``, ``lambda_pi``, ``tau``, ``hops``,
+        ``decay``, ``density_exponent``); keyword ``overrides`` of the same names apply on top.
+    edges : array_like (E, 2) or DependencyGraph, optional
+        Pairs ``(dependent, prerequisite)``, or a prebuilt graph to reuse.
+    order : array_like, optional
+        The tie order, a permutation of range(N) (default: the input order); the last block
+        in it is the newest.
+    live, uses, binds, binders, referents, cost_fn
+        Referent pinning: live root indices, the list form of referents (``uses[i]`` names,
+        ``binds[i]`` referent -> value, ``binders`` overriding the newest-binder rule) or a
+        prebuilt ``ReferentIndex``, and the cost of a binding table's text (default:
+        whitespace tokens).
+    mode : {"exact", "fast"}
+        "fast" computes dot products with fast-math (SIMD partial sums, FMA): scores move by
+        about 1e-16 relative, so the result equals the exact one except where two scores
+        differ by less than about 1e-9.
+
+    Returns
+    -------
+    Retention
+        Identical, bit for bit, to ``dsgc_ref.retain`` on float64 inputs in exact mode.
+
+    Notes
+    -----
+    r = softmax(<q, e_i> / tau) (for m queries the weighted mixture of the per-query
+    softmaxes), pi the propagated support (``hops``, ``decay``), and
+    I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent.  Ranking is by
+    descending score with ties in ``order``; ``selection`` is first_fit or prefix.
+
+    With pinning, the live roots and their referent closure are kept and charged first;
+    the rest is walked in rank order and each admitted block brings the unkept part of its
+    closure, all or nothing, so no kept block loses the binder of a referent it uses.  If
+    the pinned set exceeds the budget, the pinned non-roots are replaced by a binding table
+    costing ``cost_fn(table.text)``; if roots plus table still exceed it,
+    ``ReferentEvictionError``.
+    """
+    p = Params.of(params, **overrides)
+    budget = check_budget(budget)
+    mode = stages.check_mode(mode)
+    queries = _validate.query(query_emb)
+    embs = _validate.embeddings("block_embs", block_embs, queries.shape[1])
+    n = embs.shape[0]
+    cost, total_cost = _validate.costs(costs, n)
+    graph = as_graph(edges, n)
+    pinning = live is not None or uses is not None or binds is not None or referents is not None
+    if 0 < n <= SMALL_N and queries.shape[0] == 1 and query_weights is None and order is None and not pinning:
+        return _fused_path(queries[0], embs, cost, total_cost, graph, budget, p, mode)
+    weights = _validate.query_weights(query_weights, queries.shape[0])
+    seq = None if order is None else _validate.order(order, n)  # None: the input order
+    if pinning:
+        index = as_index(n, uses, binds, referents, seq, binders)
+        roots = np.unique(_validate.indices("live", live, n))
+    if n == 0:
+        return Retention.empty(budget, p.policy, p.selection)
+    scored = stages.score(queries, embs, cost, graph, weights, seq, p, mode)
+    if not pinning:
+        return _ranked_path(scored, cost, total_cost, budget, seq, p)
+    return _pinned_path(scored, cost, total_cost, budget, seq, p, index, roots, cost_fn)
+
+
+def _fused_path(
+    q: np.ndarray, embs: np.ndarray, cost: np.ndarray, total_cost: int, graph: DependencyGraph, budget: int,
+    p: Params, mode: str,
+) -> Retention:  # fmt: skip
+    """Every stage and the selection in one ``kernels.pipeline.retain_small`` call (same bits)."""
+    n = embs.shape[0]
+    out = np.empty((4, n), dtype=np.float64)
+    ranking = np.empty(n, dtype=np.int64)
+    kept = np.empty(n, dtype=np.int64)
+    mask = np.zeros(n, dtype=np.bool_)
+    reasons = np.empty(n, dtype=np.int8)
+    used, count, finite = pipeline.retain_small(
+        embs, q, cost, graph.dep_indptr, graph.dep_indices, min(budget, total_cost),
+        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
+        p.selection == "prefix", mode == "fast", stages.REASON_CODES,
+        out, ranking, kept, mask, reasons,
+    )  # fmt: skip
+    if not finite:
+        stages.check_finite(out[0], embs)
+    sim, rel, pi, scores = out
+    return Retention(kept[:count], mask, scores, rel, pi, sim, reasons, int(used), budget, p.policy, p.selection, _rank=ranking)
+
+
+def _ranked_path(
+    scored: stages.Scored, cost: np.ndarray, total_cost: int, budget: int, seq: np.ndarray | None, p: Params
+) -> Retention:
+    """No pinning: ``select_budgeted`` walks the ranking without ranking every block."""
+    n = cost.shape[0]
+    mask = np.zeros(n, dtype=np.bool_)
+    reasons = np.empty(n, dtype=np.int8)
+    used = selection_kernels.select_budgeted(
+        scored.scores, seq, cost, min(budget, total_cost), p.selection == "prefix", scored.keep_reason,
+        np.int8(Reason.SKIPPED_NO_FIT), np.int8(Reason.EVICTED_CUTOFF), stages.row_parts(n), mask, reasons,
+    )  # fmt: skip
+    return _result(scored, mask, reasons, used, budget, p, seq)
+
+
+def _pinned_path(
+    scored: stages.Scored, cost: np.ndarray, total_cost: int, budget: int, seq: np.ndarray | None, p: Params,
+    index: ReferentIndex, roots: np.ndarray, cost_fn: Any,
+) -> Retention:  # fmt: skip
+    """The pinned set first (or the roots and a binding table), then the closure-aware walk."""
+    n = cost.shape[0]
+    pinned_mask = closure(index, roots)
+    plan = escalate(index, cost, pinned_mask, roots, budget, cost_fn)
+    mask = plan.preset.copy()
+    reasons = np.empty(n, dtype=np.int8)
+    ranking = selection_kernels.rank(scored.scores, np.arange(n, dtype=np.int64) if seq is None else seq)
+    used = closure_kernels.select_units(
+        ranking, cost, min(budget, total_cost + plan.reserved), p.selection == "prefix", scored.keep_reason,
+        np.int8(Reason.SKIPPED_NO_FIT), np.int8(Reason.EVICTED_CUTOFF), np.int8(Reason.KEPT_CLOSURE),
+        plan.reserved, plan.excluded, index.need_indptr, index.need_blocks, mask, reasons,
+    )  # fmt: skip
+    pinned = np.flatnonzero(pinned_mask)
+    reasons[pinned] = np.where(mask[pinned], Reason.KEPT_PINNED, Reason.TABLED)
+    return _result(scored, mask, reasons, used, budget, p, seq, pinned=pinned, table=plan.table, ranking=ranking)
+
+
+def _result(
+    scored: stages.Scored, mask: np.ndarray, reasons: np.ndarray, used: int, budget: int, p: Params,
+    seq: np.ndarray | None, *, pinned: np.ndarray | None = None, table: Any = None, ranking: np.ndarray | None = None,
+) -> Retention:  # fmt: skip
+    return Retention(
+        retained=np.flatnonzero(mask),
+        mask=mask,
+        scores=scored.scores,
+        relevance=scored.relevance,
+        propagated=scored.support,
+        similarity=scored.similarity,
+        reasons=reasons,
+        used=int(used),
+        budget=budget,
+        policy=p.policy,
+        selection=p.selection,
+        pinned=np.empty(0, dtype=np.int64) if pinned is None else pinned,
+        binding_table=table,
+        order=seq,
+        _rank=ranking,
+    )

@@ -1,0 +1,89 @@
+"""``Retention``: what ``retain`` decided, with every intermediate quantity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from dsgc_ref.contract import BindingTable, Reason
+
+from .kernels import selection as selection_kernels
+
+
+@dataclass
+class Retention:
+    """What ``retain`` decided, with every intermediate quantity (NumPy arrays).
+
+    Attributes
+    ----------
+    retained : ndarray of int64
+        Sorted indices of the kept blocks.
+    mask : ndarray of bool
+        Keep flag per block.
+    rank : ndarray of int64
+        All indices by descending score, ties in ``order`` (computed on first access when the
+        selection did not need the whole ranking; the same array either way).
+    scores : ndarray of float64
+        The ranking score I_i.
+    relevance, propagated, similarity : ndarray of float64
+        r_i = softmax(a / tau)_i, the support pi_i, and a_i = <q, e_i>.
+    reasons : ndarray of int8
+        One ``Reason`` code per block (``reason(i)`` gives the enum).
+    used, budget : int
+        Total cost kept, and the budget given.
+    policy, selection : str
+        The policy and selection rule that decided.
+    pinned : ndarray of int64
+        Sorted indices pinned (the live roots and their referent closure).
+    binding_table : BindingTable or None
+        The escalation's table, when pinned non-roots were replaced by one.
+    order : ndarray of int64 or None
+        The tie order (None: the input order).  A private, read-only copy: a result never
+        changes when the caller's arrays change afterwards.
+    """
+
+    retained: npt.NDArray[np.int64]
+    mask: npt.NDArray[np.bool_]
+    scores: npt.NDArray[np.float64]
+    relevance: npt.NDArray[np.float64]
+    propagated: npt.NDArray[np.float64]
+    similarity: npt.NDArray[np.float64]
+    reasons: npt.NDArray[np.int8]
+    used: int
+    budget: int
+    policy: str
+    selection: str
+    pinned: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    binding_table: BindingTable | None = None
+    order: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    _rank: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.order is not None:
+            self.order = self.order.copy()
+            self.order.flags.writeable = False
+
+    @property
+    def rank(self) -> npt.NDArray[np.int64]:
+        """All indices by descending score, ties in ``order`` (int64)."""
+        if self._rank is None:
+            seq = self.order if self.order is not None else np.arange(self.scores.shape[0], dtype=np.int64)
+            self._rank = selection_kernels.rank(self.scores, seq)
+        return self._rank
+
+    @property
+    def evicted(self) -> npt.NDArray[np.int64]:
+        """Sorted int64 indices not kept."""
+        return np.flatnonzero(~self.mask)
+
+    def reason(self, i: int) -> Reason:
+        """The ``Reason`` for block ``i``."""
+        return Reason(int(self.reasons[i]))
+
+    @classmethod
+    def empty(cls, budget: int, policy: str, selection: str) -> Retention:
+        """The result for a store of no blocks."""
+        i, f = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+        return cls(i, np.empty(0, dtype=np.bool_), f, f, f, f, np.empty(0, dtype=np.int8), 0, budget, policy, selection, _rank=i)

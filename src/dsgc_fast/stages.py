@@ -1,0 +1,209 @@
+"""The scoring stages of ``retain``, in order: similarity, relevance, support, scores, reasons.
+
+Each stage is one function over validated arrays that picks its kernel (serial, parallel,
+exact or fast) and returns plain arrays; ``score`` runs the list.  ``kernels.pipeline`` is
+the same list fused into one nopython call for small stores, over the same serial kernels
+(``rule_scores`` and ``rule_kept`` are shared by both), so either way gives the same bits.
+The equations are those of ``dsgc_ref.equations``:
+
+    a_i  = <q, e_i>                         (left to right over the dimension, float64)
+    r    = sum_k w_k softmax(a_k / tau)     (one query: softmax(a / tau))
+    pi_i = sum_{h=1..k} decay^(h-1) sum_{j in D_h(i)} r_j   (k = 1: the paper's one hop)
+    I_i  = per policy: a_i, (r_i + lambda_pi pi_i) / max(c_i, 1)^p, or the position in order
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+import numpy.typing as npt
+
+from dsgc_ref.contract import Params, Reason
+
+from ._config import PARALLEL_MIN_N
+from .graph import DependencyGraph
+from .kernels import checks, propagation, scoring
+from .kernels import selection as selection_kernels
+
+Floats = npt.NDArray[np.float64]
+
+#: int8 reason codes the kernels write: kept by support, by relevance, by recency; skipped; cut off
+REASON_CODES = np.array(
+    [Reason.KEPT_PROPAGATION, Reason.KEPT_RELEVANCE, Reason.KEPT_RECENCY, Reason.SKIPPED_NO_FIT, Reason.EVICTED_CUTOFF],
+    dtype=np.int8,
+)
+
+_SCORE_RULES = {"similarity": scoring.SIMILARITY, "recency": scoring.RECENCY}
+
+#: ``retain(mode=...)``: "exact" (bit-identical to dsgc_ref) or "fast" (fast-math dot products)
+MODES = ("exact", "fast")
+
+
+def score_rule(policy: str) -> int:
+    """The ``kernels.scoring`` score rule of a policy (dsgc and no_graph are WEIGHTED)."""
+    return _SCORE_RULES.get(policy, scoring.WEIGHTED)
+
+
+def check_mode(mode: object) -> str:
+    """``mode`` must be one of ``MODES``."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return mode
+
+
+def pick(n: int, serial, parallel):  # type: ignore[no-untyped-def]
+    """The parallel twin of a kernel from ``PARALLEL_MIN_N`` blocks, else the serial one."""
+    return parallel if n >= PARALLEL_MIN_N else serial
+
+
+def row_parts(n: int) -> int:
+    """Row ranges for the one-hop kernels and the walk's first pass: ``PARTS`` on threads, else 1."""
+    return pick(n, 1, propagation.PARTS)
+
+
+class Scored(NamedTuple):
+    """Every block's score parts and the reason it gets if the ranking admits it."""
+
+    similarity: Floats
+    relevance: Floats
+    support: Floats
+    scores: Floats
+    keep_reason: npt.NDArray[np.int8]
+
+
+def similarity_rows(queries: Floats, embs: np.ndarray, mode: str = "exact") -> Floats:
+    """(m, N) float64 matrix a_{k,i} = <q_k, e_i>; raises if any entry is not finite.
+
+    ``mode="exact"`` sums each dot product left to right; ``"fast"`` lets it reassociate.
+    """
+    m, n = queries.shape[0], embs.shape[0]
+    if mode == "fast":
+        kernel = pick(n, scoring.similarity_fast, scoring.similarity_fast_par)
+    else:
+        kernel = pick(n, scoring.similarity, scoring.similarity_par)
+    a = np.empty((m, n), dtype=np.float64)
+    with numba.parallel_chunksize(1):  # threads take row chunks as they go: one delayed thread does not hold the rest
+        for k in range(m):
+            kernel(embs, queries[k], a[k])
+    check_finite(a, embs)
+    return a
+
+
+def check_finite(a: Floats, embs: np.ndarray) -> None:
+    """Raise ValueError unless every similarity in ``a`` ((N,) or (m, N)) is finite."""
+    if a.size and not checks.all_finite(a.reshape(-1, embs.shape[0])):
+        row = int(np.flatnonzero(~np.isfinite(a.reshape(-1, embs.shape[0])).all(axis=0))[0])
+        if not np.isfinite(embs[row]).all():
+            raise ValueError(f"block_embs contains NaN or inf (row {row})")
+        raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
+
+
+def mixture(a: Floats, weights: Floats, tau: float | None) -> Floats:
+    """sum_k w_k * f(a_k) with f = softmax(. / tau), or the identity when tau is None.
+
+    With one query the result is f(a_0) itself (as in ``dsgc_ref.equations``).
+    """
+    m, n = a.shape
+    softmax = pick(n, scoring.softmax, scoring.softmax_par)
+    if m == 1:
+        if tau is None:
+            return a[0]
+        out = np.empty(n, dtype=np.float64)
+        softmax(a[0], tau, out)
+        return out
+    acc = np.zeros(n, dtype=np.float64)
+    tmp = np.empty(n, dtype=np.float64)
+    for k in range(m):
+        if tau is None:
+            scoring.accumulate(acc, weights[k], a[k])
+        else:
+            softmax(a[k], tau, tmp)
+            scoring.accumulate(acc, weights[k], tmp)
+    return acc
+
+
+def propagate(graph: DependencyGraph, r: Floats, hops: int, decay: float) -> Floats:
+    """pi by the one-hop rule (hops = 1) or distance-damped k-hop reachability."""
+    n = r.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    if hops == 1:
+        kernel = pick(n, propagation.one_hop, propagation.one_hop_par)
+        kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, r, row_parts(n), out)
+    else:
+        par = n >= PARALLEL_MIN_N
+        kernel = propagation.k_hop_par if par else propagation.k_hop
+        n_chunks = max(1, min(n, numba.get_num_threads())) if par else 1
+        kernel(graph.dep_indptr, graph.dep_indices, r, hops, decay, n_chunks, out)
+    return out
+
+
+def relevance_and_support(
+    a: Floats, weights: Floats, params: Params, graph: DependencyGraph, seq: npt.NDArray[np.int64] | None
+) -> tuple[Floats, Floats]:
+    """r and pi with every sum over blocks taken in ``seq`` order (as ``dsgc_ref`` does).
+
+    With an explicit order ``seq`` the (m, N) similarities are laid out in that sequence (an
+    N-length gather, never the N x d matrix) and the graph relabelled by position, so the
+    softmax denominator and each propagated sum add their terms in the same sequence for any
+    permutation of the store: permuting the blocks and ``order`` alike permutes the result
+    bit for bit.  With ``seq`` None the input order is the sequence and nothing is relabelled.
+    """
+    if seq is None:
+        relevance = mixture(a, weights, params.tau)
+        return relevance, propagate(graph, relevance, params.hops, params.decay)
+    n = seq.shape[0]
+    pos = np.empty(n, dtype=np.int64)
+    pos[seq] = np.arange(n, dtype=np.int64)
+    relevance_seq = mixture(np.ascontiguousarray(a[:, seq]), weights, params.tau)
+    edges = graph.edge_array()
+    graph_seq = DependencyGraph.from_edges(n, pos[edges]) if edges.size else graph
+    support_seq = propagate(graph_seq, relevance_seq, params.hops, params.decay)
+    return relevance_seq[pos], support_seq[pos]
+
+
+def weighted_one_hop(
+    relevance: Floats, graph: DependencyGraph, cost: npt.NDArray[np.int64], lambda_pi: float, density_exponent: float
+) -> tuple[Floats, Floats, npt.NDArray[np.int8]]:
+    """(pi, I, kept-reason codes) of a weighted policy with hops = 1, in one fused pass.
+
+    The same bits as ``propagate``, ``rule_scores`` and ``rule_kept`` in sequence.
+    """
+    n = relevance.shape[0]
+    support, scores = np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64)
+    kept = np.empty(n, dtype=np.int8)
+    codes = REASON_CODES[0], REASON_CODES[1]
+    pick(n, propagation.one_hop_scores, propagation.one_hop_scores_par)(
+        graph.dep_indptr, graph.dep_indices, graph.dep_rows, relevance, cost, lambda_pi, density_exponent, *codes,
+        row_parts(n), support, scores, kept,
+    )  # fmt: skip
+    return support, scores, kept
+
+
+def score(
+    queries: Floats,
+    embs: np.ndarray,
+    cost: npt.NDArray[np.int64],
+    graph: DependencyGraph,
+    weights: Floats,
+    seq: npt.NDArray[np.int64] | None,
+    params: Params,
+    mode: str,
+) -> Scored:
+    """Run the stages over a non-empty store: similarity, relevance, support, scores, reasons."""
+    n = embs.shape[0]
+    a = similarity_rows(queries, embs, mode)
+    similarity = mixture(a, weights, None)
+    lam = params.effective_lambda
+    rule = score_rule(params.policy)
+    if seq is None and params.hops == 1 and rule == scoring.WEIGHTED:
+        relevance = mixture(a, weights, params.tau)
+        support, scores, keep_reason = weighted_one_hop(relevance, graph, cost, lam, params.density_exponent)
+        return Scored(similarity, relevance, support, scores, keep_reason)
+    relevance, support = relevance_and_support(a, weights, params, graph, seq)
+    scores = np.empty(n, dtype=np.float64)
+    scoring.rule_scores(rule, similarity, relevance, support, cost, lam, params.density_exponent, seq, scores)
+    keep_reason = np.empty(n, dtype=np.int8)
+    selection_kernels.rule_kept(rule == scoring.RECENCY, relevance, support, lam, REASON_CODES, keep_reason)
+    return Scored(similarity, relevance, support, scores, keep_reason)
