@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import socket
 import sys
 
 import numpy as np
@@ -154,7 +155,21 @@ def test_sentence_encoder_names_the_extra_when_missing(monkeypatch):
 
 @pytest.mark.sentence
 def test_sentence_encoder_loads_offline_and_embeds(monkeypatch):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    """No network, no change to the environment or to transformers' global settings.
+
+    (torch sets a few variables of its own when it is imported; the snapshot follows that import.)
+    """
+    import sentence_transformers  # noqa: F401  (imports torch)
+    from transformers.utils import logging as transformers_logging
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the sentence encoder tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    environment, bars = dict(os.environ), transformers_logging.is_progress_bar_enabled()
     enc = SentenceEncoder()
     texts = [
         "May Alice delete the production backup?",
@@ -162,7 +177,7 @@ def test_sentence_encoder_loads_offline_and_embeds(monkeypatch):
         "The choir organized a quiz night in October.",
     ]
     got = enc.encode(texts)
-    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    assert dict(os.environ) == environment and transformers_logging.is_progress_bar_enabled() == bars
     assert got.dtype == np.float64 and got.shape == (3, SENTENCE_DIM)
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-12)
     assert got[0] @ got[1] > got[0] @ got[2] + 0.3

