@@ -38,4 +38,4 @@ bench: $(STAMP)
 	cd asv_bench && $(ASV) publish
 
 clean:
-	rm -rf $(VENV) .asv .pytest_cache .hypothesis
+	rm -rf $(VENV) .asv .pytest_cache .hypothesis .numba-cache

@@ -8,10 +8,13 @@ serial one could load parallel code in a process without a thread pool (a segfau
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from collections import Counter
 
+import numba
 import numba.core.registry
+import pytest
 
 import dsgc_fast.kernels
 
@@ -33,3 +36,13 @@ def test_every_dispatcher_has_its_own_cache_name():
 def test_parallel_twins_are_found():
     names = {name for name, _ in _dispatchers()}
     assert {"dsgc_fast.kernels.scoring.similarity_par", "dsgc_fast.kernels.batch.retain_stores_par"} <= names
+
+
+def test_the_test_run_caches_under_a_hash_of_the_kernel_sources():
+    """conftest points Numba's cache at .numba-cache/<hash of kernels/ and _config.py>."""
+    from .conftest import _kernel_cache_dir
+
+    if os.environ.get("NUMBA_CACHE_DIR") != str(_kernel_cache_dir()):
+        pytest.skip("NUMBA_CACHE_DIR was set from outside the test run")
+    assert numba.config.CACHE_DIR == str(_kernel_cache_dir())
+    assert _kernel_cache_dir().parent.name == ".numba-cache" and len(_kernel_cache_dir().name) == 16
