@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsgc_fast import token_counts, whitespace_cost
+from dsgc_fast import token_approx, token_counts, whitespace_cost
 from dsgc_fast.token_approx import approx_tokens, pieces
 from dsgc_fast.token_counts import (
     TOKENS_CONTENT_WITH_TOOL_CALLS,
@@ -375,6 +375,13 @@ def test_the_fixed_sample_counts_are_o200k_counts():
         assert len(enc.encode_ordinary(item["text"])) == item["o200k_base"], item["source"]
 
 
+def test_the_shipped_tables_cover_every_piece_class():
+    assert set(token_approx.WORD_COST) == set(token_approx.WORD_KINDS)
+    assert all(len(costs) == 16 and min(costs) >= 1.0 for costs in token_approx.WORD_COST.values())
+    assert set(token_approx.LETTER_COST) == set(token_approx.SCRIPTS)
+    assert min(token_approx.PUNCT_COST) >= 1.0 and token_approx.REPEAT_RUN >= 1
+
+
 def test_approx_exact_rules():
     assert approx_tokens("") == 0
     assert approx_tokens(" ") == approx_tokens("\n\n") == 1
@@ -413,11 +420,10 @@ def test_fit_and_error_table_tools_run_on_a_small_corpus():
     assert {s.category for s in train} == {s.category for s in held_out} == set(CATEGORIES)
     assert not {s.source for s in train} & {s.source for s in held_out}
     small = [s for s in train if s.source.startswith(("written:", "random:", "de:", "b64:"))]
-    tables = fit_token_approx.fit(fit_token_approx.piece_rows(small))
-    source = fit_token_approx.render(tables)
-    namespace: dict = {}
-    exec(source, namespace)  # the rendered tables are valid Python with the module's names
-    assert set(namespace) >= {"WORD_COST", "PUNCT_COST", "LETTER_COST", "SYMBOL_COST_PER_BYTE", "REPEAT_RUN"}
-    assert all(len(v) == fit_token_approx.WORD_LENGTHS for v in namespace["WORD_COST"].values())
+    tables = json.loads(fit_token_approx.render(fit_token_approx.fit(fit_token_approx.piece_rows(small))))
+    shipped = json.loads((ROOT / "src" / "dsgc_fast" / token_approx.TABLES_FILE).read_text("utf-8"))
+    assert set(tables) == set(shipped)
+    assert all(len(v) == fit_token_approx.WORD_LENGTHS for v in tables["word_cost"].values())
+    assert set(tables["letter_cost"]) == set(token_approx.SCRIPTS)
     table = token_error_table.table(held_out[:40], ["approx", "chars/4"], references=("o200k_base",))
     assert table.startswith("| counter | against |") and "| approx | o200k_base | prose |" in table

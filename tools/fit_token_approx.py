@@ -1,7 +1,7 @@
 """Fit the tables of ``dsgc_fast.token_approx`` to o200k_base on the training half of the corpus.
 
     PYTHONPATH=src .venv/bin/python tools/fit_token_approx.py            # print the tables
-    PYTHONPATH=src .venv/bin/python tools/fit_token_approx.py --write    # rewrite them in place
+    PYTHONPATH=src .venv/bin/python tools/fit_token_approx.py --write    # write src/dsgc_fast/token_approx_tables.json
 
 Needs the ``tokens`` extra (the exact encoder) and SciPy (``nnls``).  Every piece of every
 training sample (``tools/token_corpus.py``) is encoded on its own, which is exact because the
@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import math
-import re
+import json
 import sys
 from pathlib import Path
 
@@ -42,8 +42,7 @@ PUNCT_LENGTHS = 12
 #: pseudo-pieces of the shrinkage towards a class's line
 M = 20
 REPEAT_GRID = (8, 16, 24, 32, 48, 64, 80, 96, 128)
-MODULE = ROOT / "src" / "dsgc_fast" / "token_approx.py"
-_TABLES = re.compile(r"(# BEGIN FITTED TABLES\n).*?(# END FITTED TABLES\n)", re.S)
+TABLES = ROOT / "src" / "dsgc_fast" / token_approx.TABLES_FILE
 
 
 def piece_rows(samples) -> dict[str, list[tuple[object, int]]]:
@@ -99,43 +98,45 @@ def fit(rows: dict[str, list[tuple[object, int]]]) -> dict[str, object]:
 
     repeat_run = min(REPEAT_GRID, key=runs_error)
     return {
-        "WORD_COST": {kind: length_table(rows[kind], WORD_LENGTHS) for kind in token_approx.WORD_KINDS if rows.get(kind)},
-        "PUNCT_COST": punct,
-        "LETTER_COST": {s: round(float(r), 3) for s, r in zip(scripts, rates)},
-        "SYMBOL_COST_PER_BYTE": round(float(b @ c / (b @ b)), 3) if b.size else 0.5,
-        "REPEAT_RUN": repeat_run,
+        "reference": "o200k_base",
+        "fitted_by": "tools/fit_token_approx.py on the training half of tools/token_corpus.py",
+        "word_cost": {kind: length_table(rows[kind], WORD_LENGTHS) for kind in token_approx.WORD_KINDS if rows.get(kind)},
+        "punct_cost": punct,
+        "letter_cost": {s: round(float(r), 3) for s, r in zip(scripts, rates)},
+        "symbol_cost_per_byte": round(float(b @ c / (b @ b)), 3) if b.size else 0.5,
+        "repeat_run": repeat_run,
     }
 
 
 def render(tables: dict[str, object]) -> str:
-    """The tables as the Python source that goes between the module's markers."""
-    words = "".join(f"    {kind!r}: {values!r},\n" for kind, values in tables["WORD_COST"].items())
-    letters = "".join(f"    {s!r}: {v!r},\n" for s, v in tables["LETTER_COST"].items())
-    return (
-        f"WORD_COST: dict[str, tuple[float, ...]] = {{\n{words}}}  # fmt: skip\n"
-        f"PUNCT_COST: tuple[float, ...] = {tables['PUNCT_COST']!r}  # fmt: skip\n"
-        f"LETTER_COST: dict[str, float] = {{\n{letters}}}\n"
-        f"SYMBOL_COST_PER_BYTE = {tables['SYMBOL_COST_PER_BYTE']!r}\n"
-        f"REPEAT_RUN = {tables['REPEAT_RUN']!r}\n"
-    )
+    """The tables as the JSON text of ``token_approx_tables.json`` (one table row a line)."""
+    lines = ["{"]
+    items = list(tables.items())
+    for k, (key, value) in enumerate(items):
+        comma = "," if k < len(items) - 1 else ""
+        if isinstance(value, dict):
+            rows = [f"    {json.dumps(name)}: {json.dumps(v)}" for name, v in value.items()]
+            lines.append(f"  {json.dumps(key)}: {{\n" + ",\n".join(rows) + f"\n  }}{comma}")
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
+    return "\n".join(lines) + "\n}\n"
 
 
-def fitted_source() -> str:
+def fitted_tables() -> str:
     train, _ = split(corpus())
     return render(fit(piece_rows(train)))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help=f"rewrite the tables in {MODULE.relative_to(ROOT)}")
+    parser.add_argument("--write", action="store_true", help=f"write {TABLES.relative_to(ROOT)}")
     args = parser.parse_args(argv)
-    source = fitted_source()
+    text = fitted_tables()
     if not args.write:
-        print(source, end="")
+        print(text, end="")
         return
-    module = MODULE.read_text("utf-8")
-    MODULE.write_text(_TABLES.sub(lambda m: m.group(1) + source + m.group(2), module, count=1), "utf-8")
-    print(f"wrote {MODULE.relative_to(ROOT)}")
+    TABLES.write_text(text, "utf-8")
+    print(f"wrote {TABLES.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

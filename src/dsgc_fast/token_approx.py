@@ -38,51 +38,28 @@ and replaces the merge by a table of expected costs:
 
 The estimate is ``round(total cost)``, and 0 only for the empty text.  The tables are mean
 o200k_base counts per piece class in the training half of ``tools/token_corpus.py``, written
-by ``tools/fit_token_approx.py``; ``tools/token_error_table.py`` measures the held-out half.
+to ``token_approx_tables.json`` by ``tools/fit_token_approx.py``; ``tools/token_error_table.py``
+measures the held-out half.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
+import importlib.resources
+import json
 import math
 import re
 import unicodedata
 
-# -- fitted tables (written by tools/fit_token_approx.py; do not edit by hand) --------------
-# BEGIN FITTED TABLES
-WORD_COST: dict[str, tuple[float, ...]] = {
-    'lower-space': (1.0, 1.0, 1.01, 1.05, 1.02, 1.03, 1.12, 1.15, 1.16, 1.21, 1.27, 1.34, 1.44, 1.49, 1.27, 1.88),
-    'lower-prefixed': (1.05, 1.1, 1.18, 1.14, 1.28, 1.3, 1.41, 1.71, 1.96, 1.94, 1.88, 1.97, 2.25, 2.2, 2.5, 2.32),
-    'lower-glued': (1.0, 1.04, 1.4, 1.84, 2.17, 2.27, 2.39, 2.68, 2.91, 3.09, 3.39, 3.63, 3.88, 4.12, 4.36, 4.61),
-    'lower-none': (1.0, 1.0, 1.03, 1.08, 1.08, 1.11, 1.21, 1.28, 1.44, 1.93, 1.63, 1.87, 2.12, 1.8, 2.31, 2.05),
-    'title-space': (1.0, 1.0, 1.0, 1.01, 1.04, 1.04, 1.14, 1.22, 1.39, 1.32, 1.67, 1.39, 1.51, 1.51, 1.53, 1.57),
-    'title-prefixed': (1.02, 1.48, 1.5, 1.11, 1.19, 1.56, 1.8, 1.87, 1.78, 1.78, 2.04, 2.12, 2.22, 2.33, 2.44, 2.55),
-    'title-glued': (1.0, 1.24, 1.32, 1.12, 1.03, 1.04, 1.07, 1.2, 1.07, 1.1, 1.03, 1.21, 1.11, 1.11, 1.15, 1.12),
-    'title-none': (1.0, 1.0, 1.01, 1.04, 1.08, 1.09, 1.2, 1.31, 1.36, 1.34, 1.5, 1.51, 1.63, 1.57, 1.61, 1.66),
-    'upper-space': (1.0, 1.01, 1.19, 1.28, 1.68, 1.75, 2.09, 2.14, 2.57, 2.14, 2.35, 2.58, 2.79, 2.96, 2.92, 3.55),
-    'upper-prefixed': (1.02, 1.26, 1.36, 1.57, 1.67, 1.9, 1.96, 2.42, 2.24, 2.7, 2.95, 3.17, 3.1, 3.34, 3.47, 3.75),
-    'upper-glued': (1.3, 1.13, 1.98, 2.25, 2.83, 3.06, 3.41, 3.28, 3.33, 4.03, 4.17, 4.39, 4.74, 5.03, 5.32, 5.6),
-    'upper-none': (1.0, 1.02, 1.24, 1.43, 1.53, 1.77, 2.01, 2.42, 2.74, 2.64, 2.65, 2.84, 3.01, 3.08, 3.35, 3.6),
-}  # fmt: skip
-PUNCT_COST: tuple[float, ...] = (1.0, 1.0, 1.05, 1.26, 1.44, 1.95, 2.55, 2.73, 2.54, 2.59, 3.22, 2.99)  # fmt: skip
-LETTER_COST: dict[str, float] = {
-    'arabic': 0.34,
-    'ascii': 0.238,
-    'cyrillic': 0.363,
-    'greek': 0.456,
-    'han': 0.906,
-    'hangul': 0.72,
-    'hebrew': 0.491,
-    'indic': 0.415,
-    'kana': 0.777,
-    'latin': 0.583,
-    'other': 0.906,
-    'thai': 0.423,
-}
-SYMBOL_COST_PER_BYTE = 0.437
-REPEAT_RUN = 64
-# END FITTED TABLES
+# -- fitted tables (token_approx_tables.json, written by tools/fit_token_approx.py) ----------
+TABLES_FILE = "token_approx_tables.json"
+_TABLES = json.loads(importlib.resources.files(__package__).joinpath(TABLES_FILE).read_text("utf-8"))
+WORD_COST: dict[str, tuple[float, ...]] = {kind: tuple(costs) for kind, costs in _TABLES["word_cost"].items()}
+PUNCT_COST: tuple[float, ...] = tuple(_TABLES["punct_cost"])
+LETTER_COST: dict[str, float] = dict(_TABLES["letter_cost"])
+SYMBOL_COST_PER_BYTE: float = _TABLES["symbol_cost_per_byte"]
+REPEAT_RUN: int = _TABLES["repeat_run"]
 
 #: script of a code point: (first code point of a range, script name), sorted
 SCRIPT_RANGES: tuple[tuple[int, str], ...] = (
