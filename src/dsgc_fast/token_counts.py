@@ -156,11 +156,28 @@ class TokenCounter:
 
 
 def token_counter(tokenizer: Tokenizer = None, *, cache_size: int = DEFAULT_CACHE_SIZE) -> TokenCounter:
-    """The ``TokenCounter`` for a ``tokenizer=`` option (see the module table).
+    """The ``TokenCounter`` for a ``tokenizer=`` option.
 
-    Raises ``ValueError`` for an unknown name, ``TypeError`` for an object that is none of the
-    accepted forms, and ``ImportError`` naming the ``tokens`` extra when a tiktoken encoding
-    is asked for without it.
+    Parameters
+    ----------
+    tokenizer : None, str, tokenizer object, callable or TokenCounter
+        Any form of the module table; a ``TokenCounter`` is returned as it is.
+    cache_size : int
+        For a new counter: how many counts it remembers.  Named tokenizers share one counter
+        per ``(name, cache_size)`` in the process.
+
+    Returns
+    -------
+    TokenCounter
+
+    Raises
+    ------
+    ValueError
+        An unknown name.
+    TypeError
+        An object that is none of the accepted forms.
+    ImportError
+        A tiktoken encoding asked for without the ``tokens`` extra (the message names it).
     """
     if isinstance(tokenizer, TokenCounter):
         return tokenizer
@@ -285,8 +302,18 @@ def packaged_ranks(location: str, expected_hash: str | None = None) -> dict[byte
 def message_tokens(message: Mapping[str, Any], counter: Tokenizer = None) -> int:
     """Tokens one OpenAI-style chat message costs in a request (the rule in the module doc).
 
-    ``counter``: a ``TokenCounter`` or anything ``token_counter`` accepts.  Raises
-    ``TypeError``/``ValueError`` naming the field for a malformed message.
+    Parameters
+    ----------
+    message : mapping
+        ``role``, and optionally ``content`` (a string, null or text parts), ``name``,
+        ``tool_calls`` and ``tool_call_id``; other keys (ids, annotations) are not counted.
+    counter : TokenCounter or tokenizer spec
+        Anything ``token_counter`` accepts (default: ``default_tokenizer()``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A malformed message (the error names the field), or a non-text content part.
     """
     count = token_counter(counter).count
     if not isinstance(message, Mapping):
@@ -318,7 +345,10 @@ def message_tokens(message: Mapping[str, Any], counter: Tokenizer = None) -> int
 
 
 def conversation_tokens(messages: Iterable[Mapping[str, Any]], counter: Tokenizer = None) -> int:
-    """Prompt tokens of a chat request: its messages plus the reply priming."""
+    """Prompt tokens of a chat request: ``sum(message_tokens(m)) + TOKENS_REPLY_PRIMING``.
+
+    ``counter`` is resolved once (``token_counter``), so every message shares its cache.
+    """
     counter = token_counter(counter)
     return sum(message_tokens(m, counter) for m in messages) + TOKENS_REPLY_PRIMING
 
