@@ -53,6 +53,9 @@ def retention_cases(draw, max_n: int = 300, max_d: int = 12):
     )
     if draw(st.booleans()):
         kwargs["order"] = rng.permutation(n)
+    if kwargs["policy"] == "agent" and draw(st.booleans()):  # working ages, many zeros
+        kwargs["ages"] = rng.integers(0, min(n, 6) + 1, size=n) * (rng.random(n) < 0.5)
+        kwargs["recency_decay"] = draw(st.sampled_from([1.0, 0.85, 0.5, 1e-3]))
     if np.ndim(q) == 2 and draw(st.booleans()):
         kwargs["query_weights"] = rng.random(q.shape[0]) + 0.01
     return q, embs, costs, budget, kwargs
@@ -74,7 +77,7 @@ def assert_same(fast: dsgc_fast.Retention, ref: dsgc_ref.Retention) -> None:
     assert fast.used == ref.used
     assert fast.budget == ref.budget
     assert fast.pinned.tolist() == ref.pinned
-    for name in ("scores", "relevance", "propagated", "similarity"):
+    for name in ("scores", "relevance", "propagated", "similarity", "working"):
         got = np.asarray(getattr(fast, name), dtype=np.float64)
         want = np.asarray(getattr(ref, name), dtype=np.float64)
         assert got.view(np.int64).tolist() == want.view(np.int64).tolist(), name

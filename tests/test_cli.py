@@ -15,9 +15,13 @@ from dsgc_fast.messages import check_messages, read_jsonl
 
 SAMPLE = Path(__file__).parent / "data" / "support_triage.jsonl"
 ALL_IDS = [f"t{k:02d}" for k in range(1, 20)]
-# budget 60, lexical encoder, dsgc: the roots t01 and t19 and t12 (pinned by t19's "that account")
-# cost 39; then t16 (rank 2) fits, t10 and the t13+t14 unit do not, the t03+t04 unit fills it.
-KEPT_60 = ["t01", "t03", "t04", "t12", "t16", "t19"]
+# budget 60, lexical encoder, the paper's dsgc: the roots t01 and t19 and t12 (pinned by t19's
+# "that account") cost 39; then t16 (rank 2) fits, t10 and the t13+t14 unit do not, the t03+t04
+# unit fills it.
+KEPT_60_PAPER = ["t01", "t03", "t04", "t12", "t16", "t19"]
+# the default, the agent policy: the two tool units before the question (t13+t14, the charge
+# lookup on the account, age 1; t03+t04, age 2) get working-set support and are kept first.
+KEPT_60 = ["t01", "t03", "t04", "t12", "t13", "t14", "t19"]
 
 
 def run(capsys, *argv):
@@ -30,7 +34,17 @@ def test_retain_json_gives_the_expected_kept_set(capsys):
     code, out, err = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "60")
     assert code == 0 and err == ""
     data = json.loads(out)  # stdout is not a terminal: JSON by default
-    assert data["kept"] == KEPT_60 and data["evicted"] == [i for i in ALL_IDS if i not in KEPT_60]
+    assert data["kept"] == KEPT_60 and data["policy"] == "agent" and data["used"] == 58
+    why = {d["id"]: d for d in data["decisions"]}
+    assert why["t13"]["reason"] == "kept_working" and why["t14"]["reason"] == "kept_closure"
+    assert why["t13"]["working"] > why["t03"]["working"] > 0 == why["t16"]["working"]
+
+
+def test_retain_json_with_the_paper_rule(capsys):
+    code, out, err = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "60", "--policy", "dsgc")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["kept"] == KEPT_60_PAPER and data["evicted"] == [i for i in ALL_IDS if i not in KEPT_60_PAPER]
     assert data["used"] == 60 and data["policy"] == "dsgc" and data["query"] == "Did that account clear KYC?"
     why = {d["id"]: d for d in data["decisions"]}
     assert why["t12"]["reason"] == "kept_pinned" and why["t12"]["chain"] == [["t19", "that account"]]
@@ -40,7 +54,7 @@ def test_retain_json_gives_the_expected_kept_set(capsys):
 
 def test_retain_table_is_readable(capsys, monkeypatch):
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    code, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "60")
+    code, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "60", "--policy", "dsgc")
     lines = out.splitlines()
     assert code == 0 and lines[0] == "policy dsgc, budget 60, used 60: kept 6 of 19 blocks, evicted 13"
     assert lines[2].split() == ["id", "decision", "rank", "cost", "score", "relevance", "support", "text", "why"]
@@ -64,7 +78,7 @@ def test_explain_prints_score_parts_and_chains(capsys):
     assert [d["id"] for d in json.loads(out)] == ALL_IDS
 
 
-@pytest.mark.parametrize("policy", ["dsgc", "similarity", "no_graph", "recency"])
+@pytest.mark.parametrize("policy", ["agent", "dsgc", "similarity", "no_graph", "recency"])
 @pytest.mark.parametrize("budget", [40, 60, 80, 120])
 def test_turn_12_account_block_survives_every_policy_and_budget(capsys, policy, budget):
     code, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", str(budget), "--policy", policy)

@@ -63,10 +63,13 @@ def test_equal_at_sizes(n, seed):
     q = rng.normal(size=16)
     costs = rng.integers(1, 30, size=n)
     edges = rng.integers(0, n, size=(2 * n, 2))
+    ages = rng.integers(0, min(n, 40), size=n) * (rng.random(n) < 0.3)
     for policy in POLICIES:
         for hops in (1, 3):
             fast, ref = run_both(q, embs, costs, int(costs.sum()) // 5, edges=edges, policy=policy, hops=hops)
             assert_same(fast, ref)
+    fast, ref = run_both(q, embs, costs, int(costs.sum()) // 5, edges=edges, policy="agent", ages=ages)
+    assert_same(fast, ref)
 
 
 @pytest.mark.slow
@@ -108,3 +111,40 @@ def test_no_graph_ranks_like_similarity():
     nog = dsgc_fast.retain(q, embs, costs, 40, policy="no_graph", edges=[(0, 1)])
     assert sim.rank.tolist() == nog.rank.tolist()
     assert sim.retained.tolist() == nog.retained.tolist()
+
+
+@pytest.mark.parametrize("impl", [dsgc_fast, dsgc_ref], ids=["fast", "ref"])
+def test_agent_without_working_ages_is_the_paper_rule(impl):
+    """No ages, or all zero: the agent policy scores and decides exactly as dsgc."""
+    rng = np.random.default_rng(6)
+    embs, q, costs = rng.normal(size=(50, 6)), rng.normal(size=6), rng.integers(1, 5, size=50)
+    edges = rng.integers(0, 50, size=(80, 2)).tolist()
+    args = (q.tolist(), embs.tolist(), costs.tolist(), 40)
+    paper = impl.retain(*args, edges=edges, policy="dsgc")
+    for extra in ({}, {"ages": [0] * 50}):
+        agent = impl.retain(*args, edges=edges, policy="agent", **extra)
+        assert list(agent.scores) == list(paper.scores) and list(agent.retained) == list(paper.retained)
+        assert [int(x) for x in agent.reasons] == [int(x) for x in paper.reasons]
+
+
+def test_working_support_lifts_the_newest_units_and_says_so():
+    """rho_i = gamma^(u-1) * max r: the newest working unit is lifted most, reason KEPT_WORKING."""
+    embs = np.eye(6, 3)[[0, 1, 1, 1, 1, 2]]  # block 5 is the query's own block
+    q = np.eye(3)[2]
+    ages = [0, 3, 2, 1, 0, 0]
+    fast, ref = run_both(q, embs, np.ones(6, int), 3, policy="agent", ages=ages, recency_decay=0.5)
+    assert_same(fast, ref)
+    top = max(fast.relevance)
+    assert fast.working.tolist() == [0.0, 0.25 * top, 0.5 * top, top, 0.0, 0.0]
+    assert fast.retained.tolist() == [2, 3, 5]
+    assert fast.reason(3) == dsgc_fast.Reason.KEPT_WORKING
+
+
+@pytest.mark.parametrize("impl", [dsgc_fast, dsgc_ref], ids=["fast", "ref"])
+def test_ages_are_checked(impl):
+    with pytest.raises(ValueError, match="agent"):
+        impl.retain([1.0], [[1.0], [0.5]], [1, 1], 2, ages=[0, 1])
+    with pytest.raises(ValueError, match="ages"):
+        impl.retain([1.0], [[1.0], [0.5]], [1, 1], 2, policy="agent", ages=[0, 3])
+    with pytest.raises(ValueError, match="ages"):
+        impl.retain([1.0], [[1.0], [0.5]], [1, 1], 2, policy="agent", ages=[0])

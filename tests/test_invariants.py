@@ -57,19 +57,22 @@ def test_invariants_for_every_policy(case):
     roots = set(kwargs.get("live") or [])
     closure = dsgc_fast.pin_closure(sorted(roots), kwargs["uses"], kwargs["binds"], order=kwargs.get("order"),
                                     binders=kwargs.get("binders")).tolist()  # fmt: skip
+    ages = kwargs.pop("ages", None)
     for policy in POLICIES:
-        kwargs["policy"] = policy
-        fast, ref = run_both(q, embs, costs, budget, **kwargs)
+        args = dict(kwargs, policy=policy)
+        if policy == "agent" and ages is not None:  # only the agent policy reads working ages
+            args["ages"] = ages
+        fast, ref = run_both(q, embs, costs, budget, **args)
         if isinstance(ref, Exception):  # the pinned set cannot fit: both refuse, identically
             assert isinstance(fast, dsgc_ref.ReferentEvictionError) and str(fast) == str(ref)
             continue
         assert_same(fast, ref)
         check_decision(fast, n, costs, budget, roots, closure)
         try:  # an unrelated call in between
-            dsgc_fast.retain(q[::-1] if np.ndim(q) == 1 else q, embs, costs, budget // 2, **kwargs)
+            dsgc_fast.retain(q[::-1] if np.ndim(q) == 1 else q, embs, costs, budget // 2, **args)
         except dsgc_ref.ReferentEvictionError:
             pass
-        again = dsgc_fast.retain(q, embs, costs, budget, **kwargs)
+        again = dsgc_fast.retain(q, embs, costs, budget, **args)
         assert bits(again) == bits(fast)
 
 
@@ -87,6 +90,8 @@ def permuted(perm: np.ndarray, q, embs, costs, kwargs: dict) -> tuple:
     out["binds"] = [kwargs["binds"][i] for i in perm]
     if kwargs.get("live") is not None:
         out["live"] = inv[np.asarray(kwargs["live"], dtype=np.int64)].tolist()
+    if kwargs.get("ages") is not None:
+        out["ages"] = np.asarray(kwargs["ages"])[perm]
     if kwargs.get("binders"):
         out["binders"] = {x: int(inv[i]) for x, i in kwargs["binders"].items()}
     return q, embs[perm], np.asarray(costs)[perm], out

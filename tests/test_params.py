@@ -13,10 +13,13 @@ import dsgc_fast
 import dsgc_ref
 from dsgc_fast.cli import main
 from dsgc_fast.messages import add_messages, compact_messages
+from dsgc_fast.store import AGENT_PARAMS
 from dsgc_ref.contract import PARAM_NAMES, ParamOverrides, Params
 
 #: a non-default value for every field
-CHANGED = dict(policy="no_graph", selection="prefix", lambda_pi=0.5, tau=0.5, hops=2, decay=0.25, density_exponent=0.5)
+CHANGED = dict(
+    policy="no_graph", selection="prefix", lambda_pi=0.5, tau=0.5, hops=2, decay=0.25, density_exponent=0.5, recency_decay=0.5
+)
 
 
 def test_changed_covers_every_field():
@@ -97,8 +100,8 @@ def _compaction(**kwargs):
 def test_store_adapter_and_cli_take_every_field(name, tmp_path, capsys):
     value = {name: CHANGED[name]}
     want = _compaction(**value)
-    assert _compaction(params=Params(**value)) == want
-    assert _compaction(store_params=Params(**value)) == want  # the store's defaults
+    assert _compaction(params=Params.of(AGENT_PARAMS, **value)) == want
+    assert _compaction(store_params=Params.of(AGENT_PARAMS, **value)) == want  # the store's defaults
     session = tmp_path / "session.jsonl"
     session.write_text("".join(json.dumps(m) + "\n" for m in SESSION))
     option = "--" + name.replace("_", "-")

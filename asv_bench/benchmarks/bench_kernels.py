@@ -7,6 +7,7 @@ import numpy as np
 
 import dsgc_fast
 from dsgc_fast.kernels import selection as selection_kernels
+from dsgc_fast.kernels.scoring import WEIGHTED
 from dsgc_fast.pins import closure
 from dsgc_fast.stages import REASON_CODES, mixture, propagate, row_parts, similarity_rows, weighted_one_hop
 from dsgc_ref.contract import Reason
@@ -37,7 +38,7 @@ class _Scored:
         self.order = np.arange(n, dtype=np.int64)
         self.ranking = selection_kernels.rank(self.scores, self.order)
         self.kept = np.empty(self.n, dtype=np.int8)
-        selection_kernels.rule_kept(False, self.r, self.pi, 1.0, REASON_CODES, self.kept)
+        selection_kernels.rule_kept(WEIGHTED, self.r, self.pi, self.pi, 1.0, REASON_CODES, self.kept)
 
 
 class Scoring(_Scored):

@@ -118,6 +118,19 @@ def costs(value: Any, n: int) -> tuple[np.ndarray, int]:
     return c, int(total)
 
 
+def ages(value: Any, n: int, policy: str) -> np.ndarray | None:
+    """The agent policy's working ages: n integers in [0, n] (0: no working-set support)."""
+    if value is None:
+        return None
+    if policy != "agent":
+        raise ValueError(f"ages (working-set ages) are read by policy 'agent' only, not {policy!r}")
+    a = integer_vector("ages", value, n)
+    if a.size and (a.min() < 0 or a.max() > n):
+        k = int(np.flatnonzero((a < 0) | (a > n))[0])
+        raise ValueError(f"ages[{k}] must be an integer in [0, {n}] (0: no working-set support), got {int(a[k])}")
+    return a
+
+
 def block_count(value: Any, name: str = "n") -> int:
     """A number of blocks (or referents): a non-negative integer below the index limit."""
     if not is_integer_scalar(value) or not 0 <= int(value) <= _INDEX_LIMIT:

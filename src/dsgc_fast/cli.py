@@ -29,23 +29,24 @@ from dsgc_ref.contract import Params, ReferentEvictionError
 from .encoders import ENCODER_NAMES, make_encoder
 from .explain import CompactionReport
 from .messages import SessionError, compact_messages, load_session, to_messages, write_jsonl
-from .store import MemoryStore
+from .store import AGENT_PARAMS, MemoryStore
 
 EXIT_INPUT = 2
 EXIT_BUDGET = 1
 
 
 def _add_param_options(parser: argparse.ArgumentParser) -> None:
-    """One option per ``Params`` field, its type and help from the field (default: the field's)."""
-    group = parser.add_argument_group("scoring options (dsgc Params)")
+    """One option per ``Params`` field, type and help from the field, default the store's."""
+    group = parser.add_argument_group("scoring options (dsgc Params; defaults: the store's, the agent policy)")
     for f in dataclasses.fields(Params):
+        default = getattr(AGENT_PARAMS, f.name)
         group.add_argument(
             "--" + f.name.replace("_", "-"),
             dest=f.name,
             type=_PARSE[type(f.default)],
-            default=f.default,
+            default=default,
             metavar=f.metadata["metavar"] or type(f.default).__name__.upper(),
-            help=f"{f.metadata['help']} (default {f.default})",
+            help=f"{f.metadata['help']} (default {default})",
         )
 
 

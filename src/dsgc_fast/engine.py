@@ -46,6 +46,7 @@ def retain(
     binders: Any = None,
     referents: ReferentIndex | None = None,
     cost_fn: Any = None,
+    ages: npt.ArrayLike | None = None,
     mode: str = "exact",
     **overrides: Unpack[ParamOverrides],
 ) -> Retention:
@@ -74,6 +75,9 @@ def retain(
         ``binds[i]`` referent -> value, ``binders`` overriding the newest-binder rule) or a
         prebuilt ``ReferentIndex``, and the cost of a binding table's text (default:
         whitespace tokens).
+    ages : array_like of int, optional
+        The agent policy's working ages u_i (0: none; 1: the newest working unit, 2 the one
+        before, ...), in [0, N].  Only ``policy="agent"`` reads them.
     mode : {"exact", "fast"}
         "fast" computes dot products with fast-math (SIMD partial sums, FMA): scores move by
         about 1e-16 relative, so the result equals the exact one except where two scores
@@ -97,6 +101,10 @@ def retain(
     the pinned set exceeds the budget, the pinned non-roots are replaced by a binding table
     costing ``cost_fn(table.text)``; if roots plus table still exceed it,
     ``ReferentEvictionError``.
+
+    The agent policy adds working-set support: rho_i = recency_decay^(u_i - 1) * max_k r_k
+    for a block of working age u_i >= 1, and I_i = (r_i + lambda_pi * (pi_i + rho_i)) /
+    max(c_i, 1) ** density_exponent.  Without ages it ranks exactly as dsgc.
     """
     p = Params.of(params, **overrides)
     budget = check_budget(budget)
@@ -106,8 +114,10 @@ def retain(
     n = embs.shape[0]
     cost, total_cost = _validate.costs(costs, n)
     graph = as_graph(edges, n)
+    age = _validate.ages(ages, n, p.policy)
     pinning = live is not None or uses is not None or binds is not None or referents is not None
-    if 0 < n <= SMALL_N and queries.shape[0] == 1 and query_weights is None and order is None and not pinning:
+    fusable = age is None and queries.shape[0] == 1 and query_weights is None and order is None and not pinning
+    if 0 < n <= SMALL_N and fusable:
         return _fused_path(queries[0], embs, cost, total_cost, graph, budget, p, mode)
     weights = _validate.query_weights(query_weights, queries.shape[0])
     seq = None if order is None else _validate.order(order, n)  # None: the input order
@@ -116,7 +126,7 @@ def retain(
         roots = np.unique(_validate.indices("live", live, n))
     if n == 0:
         return Retention.empty(budget, p.policy, p.selection)
-    scored = stages.score(queries, embs, cost, graph, weights, seq, p, mode)
+    scored = stages.score(queries, embs, cost, graph, weights, seq, p, mode, age)
     if not pinning:
         return _ranked_path(scored, cost, total_cost, budget, seq, p)
     return _pinned_path(scored, cost, total_cost, budget, seq, p, index, roots, cost_fn)
@@ -191,6 +201,7 @@ def _result(
         relevance=scored.relevance,
         propagated=scored.support,
         similarity=scored.similarity,
+        working=scored.working,
         reasons=reasons,
         used=int(used),
         budget=budget,

@@ -40,7 +40,7 @@ from .kernels.closure import closure_forest
 from .pins import ReferentIndex
 from .result import Retention
 
-_ADMITTED = (Reason.KEPT_RELEVANCE, Reason.KEPT_PROPAGATION, Reason.KEPT_RECENCY)
+_ADMITTED = (Reason.KEPT_RELEVANCE, Reason.KEPT_PROPAGATION, Reason.KEPT_RECENCY, Reason.KEPT_WORKING)
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ class Decision:
     unit: tuple[str, ...] = ()
     unit_cost: int = 0
     left: int = 0
+    working: float = 0.0
 
     @property
     def kept(self) -> bool:
@@ -92,6 +93,8 @@ class Decision:
             return f"kept: propagated support {self.support:.3g} > r={self.relevance:.3g} from {_support_text(self.support_from)}"
         if r == Reason.KEPT_RECENCY:
             return f"kept: recency ({self.newer} newer blocks)"
+        if r == Reason.KEPT_WORKING:
+            return f"kept: working-set support {self.working:.3g} > r={self.relevance:.3g} (a recent tool unit)"
         if r == Reason.TABLED:
             return "evicted: replaced by the binding table (" + ", ".join(map(str, self.tabled)) + ")"
         if r == Reason.EVICTED_CUTOFF:
@@ -112,6 +115,8 @@ class Decision:
             f"  propagated pi = {self.propagated:.6g} (support lambda*pi = {self.support:.6g})",
             f"  score      I = {self.score:.6g}",
         ]
+        if self.working:
+            lines.append(f"  working-set support lambda*rho = {self.working:.6g} (a recent tool unit)")
         if self.support_from:
             lines.append(f"  support from dependents: {_support_text(self.support_from, limit=None)}")
         if self.chain:
@@ -138,6 +143,7 @@ class Decision:
             "tabled": [_jsonable(x) for x in self.tabled],
             "unit": list(self.unit),
             "unit_cost": self.unit_cost,
+            "working": self.working,
             "left": self.left,
         }
 
@@ -339,6 +345,7 @@ class _Facts:
             relevance=float(r.relevance[i]),
             propagated=float(r.propagated[i]),
             support=float(self.lambda_pi * r.propagated[i]),
+            working=float(self.lambda_pi * r.working[i]),
             score=float(r.scores[i]),
             newer=len(self.ids) - 1 - i,
             root=bool(np.any(self.roots == i)),

@@ -16,6 +16,14 @@ Live roots.  System (and developer) messages are added pinned; ``compact_message
 newest user turn (the newest user message and the tool calls and results after it) as live
 roots and, unless given a query, uses that user message's text as the query.
 
+Working ages.  For the agent policy (the store's default), ``compact_messages`` gives every
+tool call and tool result before the newest user message its working age: the number of
+units back from that message, where a unit is an assistant message with its tool results,
+or any other single message (``working_ages``).  The newest tool unit before the question is
+age 1; the agent policy lifts it by rho = max_k r_k and each older one by a further factor
+``recency_decay``.  Plain messages get no working-set support, so a conversation without
+tools is ranked exactly as by the paper's rule.
+
 Annotations.  A message may carry a ``"dsgc"`` object with ``id``, ``depends_on``, ``binds``,
 ``uses``, ``pinned`` and ``cost`` (the ``MemoryStore.add`` arguments); it is stripped from the
 stored message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": ...,
@@ -314,6 +322,39 @@ def tool_unit(store: MemoryStore, block_id: str) -> list[str]:
     return sorted(unit, key=lambda i: store.get(i).seq)
 
 
+def working_ages(blocks: Sequence[Block]) -> dict[str, int]:
+    """Working age of every tool call and tool result before the newest user message.
+
+    ``blocks`` are active blocks, oldest first.  Units: an assistant message with tool calls
+    and its tool results form one; every other block is one on its own.  A tool block's age
+    is the number of units from its unit to the newest user message's (the unit just before
+    it: 1).  Blocks without an age (plain messages, the current turn) are left out.
+    """
+    unit_of: dict[str, int] = {}
+    call_unit: dict[str, int] = {}
+    units = 0
+    query_unit = None
+    tool_blocks = []
+    for block in blocks:
+        message = block.meta.get("message") or {}
+        role = block.meta.get("role")
+        if role == "tool" and message.get("tool_call_id") in call_unit:
+            unit_of[block.id] = call_unit[message["tool_call_id"]]
+            tool_blocks.append(block.id)
+            continue
+        units += 1
+        unit_of[block.id] = units
+        for call in message.get("tool_calls") or ():
+            call_unit[call["id"]] = units
+        if message.get("tool_calls"):
+            tool_blocks.append(block.id)
+        if role == "user":
+            query_unit = units
+    if query_unit is None:
+        return {}
+    return {b: query_unit - unit_of[b] for b in tool_blocks if unit_of[b] < query_unit}
+
+
 def compact_messages(
     store: MemoryStore, budget: int, *, query: Any = None, live: Iterable[str] = (), **options: Any
 ) -> CompactionReport:
@@ -321,17 +362,19 @@ def compact_messages(
 
     System messages are pinned when added, so they are live roots too; ``live`` adds more.
     A root inside a tool-call unit makes the whole unit a root, so that escalation to a
-    binding table (which replaces pinned non-roots) never splits a unit.  ``options`` go to
-    ``MemoryStore.compact`` (``policy``, ``lambda_pi``, ...).
+    binding table (which replaces pinned non-roots) never splits a unit.  The tool blocks
+    before the newest user message get their ``working_ages`` (read by the agent policy).
+    ``options`` go to ``MemoryStore.compact`` (``params``, ``policy``, ``lambda_pi``, ...).
     """
+    blocks = store.blocks(embeddings=False)
     turn = current_turn(store)
     if query is None:
         if not turn:
             raise ValueError("query is required: the store has no user message to use as the query")
         query = turn[0].text
-    pinned = [b.id for b in store.blocks(embeddings=False) if b.pinned]
+    pinned = [b.id for b in blocks if b.pinned]
     roots = {member for root in [*live, *(b.id for b in turn), *pinned] for member in tool_unit(store, root)}
-    return store.compact(query, budget, live=sorted(roots), **options)
+    return store.compact(query, budget, live=sorted(roots), ages=working_ages(blocks), **options)
 
 
 # -- blocks -> messages -------------------------------------------------------------------

@@ -29,6 +29,8 @@ class Retention:
         The ranking score I_i.
     relevance, propagated, similarity : ndarray of float64
         r_i = softmax(a / tau)_i, the support pi_i, and a_i = <q, e_i>.
+    working : ndarray of float64
+        The agent policy's working-set support rho_i (zeros for the other policies).
     reasons : ndarray of int8
         One ``Reason`` code per block (``reason(i)`` gives the enum).
     used, budget : int
@@ -55,12 +57,15 @@ class Retention:
     budget: int
     policy: str
     selection: str
+    working: npt.NDArray[np.float64] | None = field(default=None, repr=False)
     pinned: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     binding_table: BindingTable | None = None
     order: npt.NDArray[np.int64] | None = field(default=None, repr=False)
     _rank: npt.NDArray[np.int64] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if self.working is None:
+            self.working = np.zeros(self.scores.shape[0])
         if self.order is not None:
             self.order = self.order.copy()
             self.order.flags.writeable = False

@@ -9,7 +9,9 @@ The equations are those of ``dsgc_ref.equations``:
     a_i  = <q, e_i>                         (left to right over the dimension, float64)
     r    = sum_k w_k softmax(a_k / tau)     (one query: softmax(a / tau))
     pi_i = sum_{h=1..k} decay^(h-1) sum_{j in D_h(i)} r_j   (k = 1: the paper's one hop)
-    I_i  = per policy: a_i, (r_i + lambda_pi pi_i) / max(c_i, 1)^p, or the position in order
+    rho_i = gamma^(u_i - 1) max_k r_k      (the agent policy's working-set support, age u_i >= 1)
+    I_i  = per policy: a_i, (r_i + lambda_pi pi_i) / max(c_i, 1)^p, the position in order, or
+           (r_i + lambda_pi (pi_i + rho_i)) / max(c_i, 1)^p
 """
 
 from __future__ import annotations
@@ -29,9 +31,17 @@ from .kernels import selection as selection_kernels
 
 Floats = npt.NDArray[np.float64]
 
-#: int8 reason codes the kernels write: kept by support, by relevance, by recency; skipped; cut off
+#: int8 reason codes the kernels write: kept by support, by relevance, by recency; skipped; cut
+#: off; kept by working-set support
 REASON_CODES = np.array(
-    [Reason.KEPT_PROPAGATION, Reason.KEPT_RELEVANCE, Reason.KEPT_RECENCY, Reason.SKIPPED_NO_FIT, Reason.EVICTED_CUTOFF],
+    [
+        Reason.KEPT_PROPAGATION,
+        Reason.KEPT_RELEVANCE,
+        Reason.KEPT_RECENCY,
+        Reason.SKIPPED_NO_FIT,
+        Reason.EVICTED_CUTOFF,
+        Reason.KEPT_WORKING,
+    ],
     dtype=np.int8,
 )
 
@@ -41,8 +51,14 @@ _SCORE_RULES = {"similarity": scoring.SIMILARITY, "recency": scoring.RECENCY}
 MODES = ("exact", "fast")
 
 
-def score_rule(policy: str) -> int:
-    """The ``kernels.scoring`` score rule of a policy (dsgc and no_graph are WEIGHTED)."""
+def score_rule(policy: str, working: bool = False) -> int:
+    """The ``kernels.scoring`` score rule of a policy.
+
+    dsgc and no_graph are WEIGHTED; agent is AGENT with working ages (``working``), else
+    WEIGHTED (without them it ranks exactly as dsgc).
+    """
+    if policy == "agent" and working:
+        return scoring.AGENT
     return _SCORE_RULES.get(policy, scoring.WEIGHTED)
 
 
@@ -69,6 +85,7 @@ class Scored(NamedTuple):
     similarity: Floats
     relevance: Floats
     support: Floats
+    working: Floats
     scores: Floats
     keep_reason: npt.NDArray[np.int8]
 
@@ -190,20 +207,27 @@ def score(
     seq: npt.NDArray[np.int64] | None,
     params: Params,
     mode: str,
+    ages: npt.NDArray[np.int64] | None = None,
 ) -> Scored:
-    """Run the stages over a non-empty store: similarity, relevance, support, scores, reasons."""
+    """Run the stages over a non-empty store: similarity, relevance, support, scores, reasons.
+
+    ``ages`` (the agent policy's working ages) add the working-set support rho.
+    """
     n = embs.shape[0]
     a = similarity_rows(queries, embs, mode)
     similarity = mixture(a, weights, None)
     lam = params.effective_lambda
-    rule = score_rule(params.policy)
+    rule = score_rule(params.policy, ages is not None)
     if seq is None and params.hops == 1 and rule == scoring.WEIGHTED:
         relevance = mixture(a, weights, params.tau)
         support, scores, keep_reason = weighted_one_hop(relevance, graph, cost, lam, params.density_exponent)
-        return Scored(similarity, relevance, support, scores, keep_reason)
+        return Scored(similarity, relevance, support, np.zeros(n), scores, keep_reason)
     relevance, support = relevance_and_support(a, weights, params, graph, seq)
+    working = np.zeros(n)
+    if rule == scoring.AGENT:
+        scoring.working_support(ages, relevance, params.recency_decay, working)
     scores = np.empty(n, dtype=np.float64)
-    scoring.rule_scores(rule, similarity, relevance, support, cost, lam, params.density_exponent, seq, scores)
+    scoring.rule_scores(rule, similarity, relevance, support, working, cost, lam, params.density_exponent, seq, scores)
     keep_reason = np.empty(n, dtype=np.int8)
-    selection_kernels.rule_kept(rule == scoring.RECENCY, relevance, support, lam, REASON_CODES, keep_reason)
-    return Scored(similarity, relevance, support, scores, keep_reason)
+    selection_kernels.rule_kept(rule, relevance, support, working, lam, REASON_CODES, keep_reason)
+    return Scored(similarity, relevance, support, working, scores, keep_reason)

@@ -41,6 +41,8 @@ BINDING_TABLE_KIND = "binding_table"
 
 #: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
 MAX_COST = 2**32 - 1
+#: the store's default knobs: the agent policy (without working ages it ranks as dsgc)
+AGENT_PARAMS = Params(policy="agent")
 
 
 def default_encoder() -> Encoder:
@@ -76,7 +78,7 @@ class MemoryStore:
     ``token_counter(str) -> int`` gives a block's cost (default: the paper's whitespace
     count); ``archive`` is the SQLite database: a file path (resumed if it exists) or
     ``":memory:"``; ``params`` (a ``Params``) are the scoring knobs ``compact`` uses unless
-    told otherwise.
+    told otherwise (default: ``AGENT_PARAMS``, the agent policy).
     """
 
     def __init__(
@@ -87,7 +89,7 @@ class MemoryStore:
         *,
         params: Params | None = None,
     ) -> None:
-        self.params = Params.of(params)
+        self.params = Params.of(AGENT_PARAMS if params is None else params)
         encoder = encoder if encoder is not None else default_encoder()
         encode = getattr(encoder, "encode", encoder)
         if not callable(encode):
@@ -365,6 +367,7 @@ class MemoryStore:
         params: Params | None = None,
         live: Iterable[str] = (),
         query_weights: Any = None,
+        ages: Mapping[str, int] | None = None,
         mode: str = "exact",
         **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:
@@ -382,6 +385,9 @@ class MemoryStore:
             ``dsgc_fast.retain``.
         live : iterable of str
             Ids of further live roots (the pinned blocks are live roots always).
+        ages : mapping of str to int, optional
+            Working ages of active blocks (id -> u >= 1; others 0), read by the agent
+            policy only (``dsgc_fast.messages.working_ages`` computes them for chat sessions).
         mode : {"exact", "fast"}
             As in ``dsgc_fast.retain``.
 
@@ -410,10 +416,12 @@ class MemoryStore:
         pinning = {"live": roots, "referents": index, "cost_fn": self._token_counter} if roots.size or index.has_links else {}
         embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
         costs = self._cost.view()[slots]
+        working = {"ages": self._local_ages(slots, local, ages)} if ages is not None and p.policy == "agent" else {}
         try:
             result = retain(
-                query_emb, embs, costs, budget, params=p, edges=graph, query_weights=query_weights, mode=mode, **pinning
-            )
+                query_emb, embs, costs, budget, params=p, edges=graph, query_weights=query_weights, mode=mode,
+                **pinning, **working,
+            )  # fmt: skip
         except ReferentEvictionError as exc:
             pinned = np.flatnonzero(closure(index, roots))
             raise ReferentEvictionError(
@@ -449,6 +457,20 @@ class MemoryStore:
         if table is not None:
             self._append(table.block, table.block.embedding, active=True)
         return report
+
+    def _local_ages(self, slots: np.ndarray, local: np.ndarray, ages: Mapping[str, int]) -> np.ndarray:
+        """Working ages by active position (blocks not named get 0)."""
+        if not isinstance(ages, Mapping):
+            raise TypeError(f"ages must be a mapping block id -> working age, got {type(ages).__name__}")
+        out = np.zeros(slots.shape[0], dtype=np.int64)
+        for block_id, age in ages.items():
+            slot = self._slot(block_id)
+            if slot not in self._active_blocks:
+                raise ValueError(f"ages names block {block_id!r}, which is archived")
+            if not is_integer_scalar(age) or not 0 <= int(age) <= slots.shape[0]:
+                raise ValueError(f"ages[{block_id!r}] must be an integer in [0, {slots.shape[0]}], got {age!r}")
+            out[local[slot]] = int(age)
+        return out
 
     def _active_graph(self, slots: np.ndarray, local: np.ndarray) -> DependencyGraph:
         """The prerequisite edges among the active blocks, in local indices."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, TypedDict
 
-POLICIES: tuple[str, ...] = ("similarity", "no_graph", "dsgc", "recency")
+POLICIES: tuple[str, ...] = ("similarity", "no_graph", "dsgc", "recency", "agent")
 SELECTIONS: tuple[str, ...] = ("first_fit", "prefix")
 
 #: the largest integer the kernels take (budgets, costs, indices and their sums are int64)
@@ -37,6 +37,8 @@ class Reason(IntEnum):
     SKIPPED_NO_FIT    evicted: the ranking reached it but it (or its closure unit) did not fit.
     EVICTED_CUTOFF    evicted: ``selection="prefix"`` stopped before the ranking reached it.
     TABLED            evicted, but its bindings survive in the binding table (escalation).
+    KEPT_WORKING      kept (agent policy); the support ``lambda_pi * (pi_i + rho_i)`` exceeds
+                      ``r_i`` and its working-set part rho_i exceeds pi_i (a recent tool unit).
     """
 
     KEPT_RELEVANCE = 0
@@ -47,10 +49,11 @@ class Reason(IntEnum):
     SKIPPED_NO_FIT = 5
     EVICTED_CUTOFF = 6
     TABLED = 7
+    KEPT_WORKING = 8
 
     @property
     def kept(self) -> bool:
-        return self <= Reason.KEPT_CLOSURE
+        return self not in _EVICTED
 
     @property
     def label(self) -> str:
@@ -66,7 +69,9 @@ _REASON_LABELS = {
     Reason.SKIPPED_NO_FIT: "evicted: did not fit the budget",
     Reason.EVICTED_CUTOFF: "evicted: below the prefix cutoff",
     Reason.TABLED: "evicted: replaced by the binding table",
+    Reason.KEPT_WORKING: "kept: working-set support (a recent tool unit)",
 }
+_EVICTED = frozenset({Reason.SKIPPED_NO_FIT, Reason.EVICTED_CUTOFF, Reason.TABLED})
 
 
 def whitespace_cost(text: str) -> int:
@@ -157,7 +162,8 @@ class Params:
     policy : str
         ``"dsgc"`` ranks by I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent;
         ``"no_graph"`` is the same with lambda_pi = 0; ``"similarity"`` ranks by the raw
-        a_i = <q, e_i>; ``"recency"`` keeps the newest (last in ``order``) first.
+        a_i = <q, e_i>; ``"recency"`` keeps the newest (last in ``order``) first;
+        ``"agent"`` adds working-set support to dsgc's (see ``recency_decay``).
     selection : str
         ``"first_fit"`` keeps every ranked block that still fits and goes on; ``"prefix"``
         stops at the first one that does not fit.
@@ -171,6 +177,10 @@ class Params:
         Damping per extra hop in [0, 1]: pi_i = sum_h decay^(h-1) * S_h(i).
     density_exponent : float
         Exponent p >= 0 of the cost normalization max(c_i, 1) ** p (0: none).
+    recency_decay : float
+        The agent policy's decay gamma in (0, 1] per working unit back: a block of working
+        age u >= 1 gets rho_i = gamma^(u-1) * max_k r_k, and
+        I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** p (other policies ignore it).
     """
 
     policy: str = _knob("dsgc", "ranking policy", "|".join(POLICIES))
@@ -180,6 +190,7 @@ class Params:
     hops: int = _knob(1, "propagation hops (>= 1; 1 is the paper's rule)")
     decay: float = _knob(0.5, "damping per extra hop, in [0, 1]")
     density_exponent: float = _knob(0.0, "exponent p of the cost normalization max(c, 1) ** p (>= 0)")
+    recency_decay: float = _knob(0.85, "agent policy: working-set support decay per unit back, in (0, 1]")
 
     def __post_init__(self) -> None:
         checked = {
@@ -190,6 +201,7 @@ class Params:
             "hops": _integer("hops", self.hops, 1, INT64_MAX),
             "decay": _real("decay", self.decay),
             "density_exponent": _real("density_exponent", self.density_exponent),
+            "recency_decay": _real("recency_decay", self.recency_decay),
         }
         if checked["lambda_pi"] < 0:
             raise ValueError(f"lambda_pi must be >= 0, got {checked['lambda_pi']}")
@@ -199,6 +211,8 @@ class Params:
             raise ValueError(f"decay must be in [0, 1] (damping per extra hop), got {checked['decay']}")
         if checked["density_exponent"] < 0:
             raise ValueError(f"density_exponent must be >= 0, got {checked['density_exponent']}")
+        if not 0 < checked["recency_decay"] <= 1:
+            raise ValueError(f"recency_decay must be in (0, 1], got {checked['recency_decay']}")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
@@ -255,6 +269,7 @@ class ParamOverrides(TypedDict, total=False):
     hops: int
     decay: float
     density_exponent: float
+    recency_decay: float
 
 
 #: the field names of ``Params``, in declaration order

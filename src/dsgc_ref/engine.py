@@ -31,6 +31,7 @@ class Retention:
     ``similarity`` raw a_i = <q, e_i>;             ``reasons``    a ``Reason`` per block
     ``used``       total cost kept;                ``budget``     the budget given
     ``pinned``     sorted indices pinned;          ``binding_table`` None unless escalated
+    ``working``    the agent policy's working-set support rho_i (0.0 elsewhere)
     """
 
     retained: list[int]
@@ -46,6 +47,7 @@ class Retention:
     policy: str
     selection: str
     pinned: list[int]
+    working: list[float]
     binding_table: BindingTable | None = None
 
 
@@ -135,13 +137,37 @@ def _check_order(order: Any, n: int) -> list[int]:
     return o
 
 
-def kept_reasons(policy: str, relevance: Sequence[float], support: Sequence[float], lambda_pi: float) -> list[Reason]:
-    """The reason a block gets if the ranking admits it: recency, relevance or propagation."""
+def kept_reasons(
+    policy: str, relevance: Sequence[float], support: Sequence[float], working: Sequence[float], lambda_pi: float
+) -> list[Reason]:
+    """The reason a block gets if the ranking admits it.
+
+    Recency for the recency policy; otherwise support if lambda_pi * (pi_i + rho_i) > r_i
+    (working-set support if rho_i > pi_i, else propagation), else relevance.
+    """
     if policy == "recency":
         return [Reason.KEPT_RECENCY] * len(relevance)
-    return [
-        Reason.KEPT_PROPAGATION if lambda_pi * p > r else Reason.KEPT_RELEVANCE for r, p in zip(relevance, support)
-    ]
+    out = []
+    for r, p, w in zip(relevance, support, working):
+        if lambda_pi * (p + w) > r:
+            out.append(Reason.KEPT_WORKING if w > p else Reason.KEPT_PROPAGATION)
+        else:
+            out.append(Reason.KEPT_RELEVANCE)
+    return out
+
+
+def _check_ages(ages: Any, n: int, policy: str) -> list[int]:
+    if ages is None:
+        return [0] * n
+    if policy != "agent":
+        raise ValueError(f"ages (working-set ages) are read by policy 'agent' only, not {policy!r}")
+    a = list(ages)
+    if len(a) != n:
+        raise ValueError(f"ages has {len(a)} entries, expected {n} (one per block)")
+    for k, x in enumerate(a):
+        if not is_integer_scalar(x) or not 0 <= int(x) <= n:
+            raise ValueError(f"ages[{k}] must be an integer in [0, {n}] (0: no working-set support), got {x!r}")
+    return [int(x) for x in a]
 
 
 def retain(
@@ -159,6 +185,7 @@ def retain(
     binds: Any = None,
     binders: Any = None,
     cost_fn: Any = None,
+    ages: Any = None,
     **overrides: Unpack[ParamOverrides],
 ) -> Retention:
     """Decide which blocks survive a token budget (see DESIGN.md, "The retention contract").
@@ -177,6 +204,11 @@ def retain(
     (cost ``cost_fn(table.text)``); if roots plus table still exceed it,
     ``ReferentEvictionError``.  ``binders`` (referent -> block) overrides the
     newest-binder rule.  ``recency`` with pins is the recency-plus-pin fallback.
+
+    Policy ``agent`` reads ``ages``, each block's working age u_i (0: none; 1: the newest
+    working unit): rho_i = recency_decay^(u_i - 1) * max_k r_k and
+    I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** density_exponent; without
+    ages it ranks exactly as ``dsgc``.
     """
     p = Params.of(params, **overrides)
     budget = check_budget(budget)
@@ -188,6 +220,7 @@ def retain(
     cost = _check_costs(costs, n)
     pairs = _check_edges(edges, n)
     seq = _check_order(order, n)
+    age = _check_ages(ages, n, p.policy)
 
     pinning = live is not None or uses is not None or binds is not None
     if pinning:
@@ -199,7 +232,7 @@ def retain(
     if any(not math.isfinite(x) for row in a_k for x in row):
         raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
     if n == 0:
-        return Retention([], [], [], [], [], [], [], [], 0, budget, p.policy, p.selection, [])
+        return Retention([], [], [], [], [], [], [], [], 0, budget, p.policy, p.selection, [], [])
     similarity = eq.mixture_similarity(a_k, weights)
     relevance = eq.mixture_relevance(a_k, weights, p.tau, seq)
     deps = eq.dependents_lists(n, pairs, seq)
@@ -209,15 +242,18 @@ def retain(
         support = eq.propagate_k_hop(relevance, deps, p.hops, p.decay, seq)
 
     lam = p.effective_lambda
+    working = eq.working_support(age, relevance, p.recency_decay) if ages is not None else [0.0] * n
     if p.policy == "similarity":
         scores = similarity
     elif p.policy == "recency":
         scores = eq.recency_scores(seq)
+    elif ages is not None:
+        scores = eq.combine_agent(relevance, support, working, cost, lam, p.density_exponent)
     else:
         scores = eq.combine(relevance, support, cost, lam, p.density_exponent)
 
     ranking = eq.rank(scores, seq)
-    keep_reason = kept_reasons(p.policy, relevance, support, lam)
+    keep_reason = kept_reasons(p.policy, relevance, support, working, lam)
     if not pinning:
         mask, reasons, used = select(ranking, cost, budget, p.selection, keep_reason)
         pinned: list[int] = []
@@ -233,6 +269,7 @@ def retain(
         scores=scores,
         relevance=relevance,
         propagated=support,
+        working=working,
         similarity=similarity,
         reasons=reasons,  # type: ignore[arg-type]
         used=used,

@@ -188,6 +188,38 @@ def combine(
     return [b / density_weight(c, density_exponent) for b, c in zip(base, costs)]
 
 
+def working_support(ages: Sequence[int], r: Sequence[float], gamma: float) -> list[float]:
+    """rho_i = gamma^(u_i - 1) * max_k r_k for working age u_i >= 1, else 0.0 (the agent policy).
+
+    The weights follow w_1 = 1.0, w_(u+1) = w_u * gamma, one multiplication per unit back, so
+    the bits do not depend on how a power is computed.  ``max_k r_k`` puts the support on the
+    scale of the relevance: it is the relevance of the query's own block whenever the query
+    is a block of the store.
+    """
+    if not r:
+        return []
+    top = max(r)
+    weights = [1.0]
+    for _ in range(max(ages, default=0) - 1):
+        weights.append(weights[-1] * gamma)
+    return [weights[u - 1] * top if u >= 1 else 0.0 for u in ages]
+
+
+def combine_agent(
+    r: Sequence[float],
+    pi: Sequence[float],
+    rho: Sequence[float],
+    costs: Sequence[int],
+    lambda_pi: float,
+    density_exponent: float,
+) -> list[float]:
+    """I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** density_exponent.
+
+    A block without working-set support (rho_i = 0.0) scores exactly as in ``combine``.
+    """
+    return combine(r, [p + w for p, w in zip(pi, rho)], costs, lambda_pi, density_exponent)
+
+
 def rank(scores: Sequence[float], order: Sequence[int]) -> list[int]:
     """All indices by descending score; ties keep their position in ``order`` (stable)."""
     pos = positions(order)

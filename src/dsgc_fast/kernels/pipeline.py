@@ -16,7 +16,7 @@ import numpy as np
 from .._config import JIT
 from .graph_kernels import fill_edge_rows
 from .propagation import k_hop, one_hop
-from .scoring import RECENCY, rule_scores, similarity, similarity_fast, softmax
+from .scoring import rule_scores, similarity, similarity_fast, softmax
 from .selection import rank, rule_kept, select
 
 
@@ -27,6 +27,9 @@ def retain_store(
     sim, rel, pi, scores, ranking, mask, reasons,
 ):  # fmt: skip
     """Score, rank and select one store into the given output arrays; returns the cost kept.
+
+    ``rule`` is SIMILARITY, WEIGHTED or RECENCY (the agent policy without working ages ranks
+    as WEIGHTED; with them it takes the stage path).
 
     ``codes`` = (kept by support, kept by relevance, kept by recency, skipped, cut off) as
     int8 ``Reason`` codes; ``budget`` is already capped at the total cost; ``mask`` arrives
@@ -44,9 +47,9 @@ def retain_store(
         one_hop(dep_indptr, dep_indices, dep_rows, rel, 1, pi)
     else:
         k_hop(dep_indptr, dep_indices, rel, hops, decay, 1, pi)
-    rule_scores(rule, sim, rel, pi, costs, lambda_pi, density_exponent, None, scores)
+    rule_scores(rule, sim, rel, pi, pi, costs, lambda_pi, density_exponent, None, scores)  # no rho: not AGENT
     kept = np.empty(n, dtype=np.int8)
-    rule_kept(rule == RECENCY, rel, pi, lambda_pi, codes, kept)
+    rule_kept(rule, rel, pi, pi, lambda_pi, codes, kept)
     ranking[:] = rank(scores, np.arange(n))
     return select(ranking, costs, budget, prefix, kept, codes[3], codes[4], mask, reasons)
 

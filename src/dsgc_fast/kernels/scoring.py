@@ -21,8 +21,9 @@ from .rowdot import LANES, dot_rows8, dot_rows16
 #: rows per parallel task
 _CHUNK = 4096
 
-#: score rules of ``rule_scores``: by a, by (r + lambda_pi * pi) / c ** density, by position
-SIMILARITY, WEIGHTED, RECENCY = 0, 1, 2
+#: score rules of ``rule_scores``: by a, by (r + lambda_pi * pi) / c ** density, by position,
+#: by (r + lambda_pi * (pi + rho)) / c ** density (the agent policy)
+SIMILARITY, WEIGHTED, RECENCY, AGENT = 0, 1, 2, 3
 
 
 @numba.njit(**JIT)
@@ -175,12 +176,13 @@ def combine(r, pi, costs, lambda_pi, density_exponent, out):
 
 
 @numba.njit(**JIT)
-def rule_scores(rule, sim, rel, pi, costs, lambda_pi, density_exponent, order, out):
+def rule_scores(rule, sim, rel, pi, rho, costs, lambda_pi, density_exponent, order, out):
     """The ranking score of every block under a score rule, into ``out``.
 
     SIMILARITY: I_i = a_i; WEIGHTED: I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** p
     (``combine``); RECENCY: I_i = the position of i in ``order`` (None: the input order), so
-    the last block in the order is the newest and ranks first.
+    the last block in the order is the newest and ranks first; AGENT: ``score_of`` with
+    pi_i + rho_i as the support (``rho`` is read by AGENT only).
     """
     n = out.shape[0]
     if rule == SIMILARITY:
@@ -193,5 +195,27 @@ def rule_scores(rule, sim, rel, pi, costs, lambda_pi, density_exponent, order, o
         else:
             for p in range(n):
                 out[order[p]] = np.float64(p)
+    elif rule == AGENT:
+        for i in range(n):
+            out[i] = score_of(rel[i], pi[i] + rho[i], costs[i], lambda_pi, density_exponent)
     else:
         combine(rel, pi, costs, lambda_pi, density_exponent, out)
+
+
+@numba.njit(**JIT)
+def working_support(ages, r, gamma, out):
+    """out_i = gamma^(u_i - 1) * max_k r_k for working age u_i >= 1, else 0.0.
+
+    The weights follow w_1 = 1.0, w_(u+1) = w_u * gamma (one multiplication per unit back),
+    as in ``dsgc_ref.equations.working_support``; ``r`` is non-empty.
+    """
+    top = maximum(r)
+    oldest = 0
+    for i in range(ages.shape[0]):
+        oldest = max(oldest, ages[i])
+    weights = np.empty(max(oldest, 1), dtype=np.float64)
+    weights[0] = 1.0
+    for u in range(1, oldest):
+        weights[u] = weights[u - 1] * gamma
+    for i in range(ages.shape[0]):
+        out[i] = weights[ages[i] - 1] * top if ages[i] >= 1 else 0.0

@@ -22,15 +22,23 @@ def kept_codes(relevance, support, lambda_pi, by_support, by_relevance, out):
 
 
 @numba.njit(**JIT)
-def rule_kept(recency, relevance, support, lambda_pi, codes, out):
+def rule_kept(rule, relevance, support, working, lambda_pi, codes, out):
     """out_i = the reason block i gets if the ranking admits it.
 
-    ``codes`` = (kept by support, kept by relevance, kept by recency, ...) as int8 ``Reason``
-    codes: recency for the recency rule, else ``kept_code``.
+    ``codes`` = (kept by support, kept by relevance, kept by recency, skipped, cut off, kept
+    by working-set support) as int8 ``Reason`` codes.  RECENCY (rule 2): recency; AGENT
+    (rule 3): support if lambda_pi * (pi_i + rho_i) > r_i (working-set support if
+    rho_i > pi_i), else relevance; otherwise ``kept_code``.  ``working`` is read by AGENT only.
     """
-    if recency:
+    if rule == 2:
         for i in range(out.shape[0]):
             out[i] = codes[2]
+    elif rule == 3:
+        for i in range(out.shape[0]):
+            if lambda_pi * (support[i] + working[i]) > relevance[i]:
+                out[i] = codes[5] if working[i] > support[i] else codes[0]
+            else:
+                out[i] = codes[1]
     else:
         kept_codes(relevance, support, lambda_pi, codes[0], codes[1], out)
 
