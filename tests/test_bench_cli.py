@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from dsgc_fast.bench.cli import main
-from dsgc_fast.bench.runner import METHODS, Condition, Encodings, run
-from dsgc_fast.bench.suites import SUITES
+from dsgc_bench.cli import main
+from dsgc_bench.runner import METHODS, Condition, Encodings, run
+from dsgc_bench.suites import SUITES
 
 
 def bench(*args: str) -> int:
@@ -65,7 +65,7 @@ def test_reproduce_runs_every_suite(tmp_path):
 
 def test_module_entry_point_renders_the_report(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "dsgc_fast.bench", "report", "--out", str(tmp_path)], capture_output=True, text=True
+        [sys.executable, "-m", "dsgc_bench", "report", "--out", str(tmp_path)], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "REPORT.md").read_text().startswith("# dsgc benchmark report")

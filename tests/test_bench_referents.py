@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import dsgc_fast
-from dsgc_fast.bench.referent_domains import DOMAINS, FORMS
-from dsgc_fast.bench.referent_sessions import QUERY_WEIGHTS, generate, generate_all, interleave
-from dsgc_fast.bench.referents import BUDGETS, Budget, Prepared, evaluate, run_referent_suite
+from dsgc_bench.referent_domains import DOMAINS, FORMS
+from dsgc_bench.referent_sessions import QUERY_WEIGHTS, generate, generate_all, interleave
+from dsgc_bench.referents import BUDGETS, Budget, Prepared, evaluate, run_referent_suite
 from dsgc_fast.pins import ReferentIndex
 
 SEEDS = range(12)

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from dsgc_fast.bench import fillers
-from dsgc_fast.bench.scenarios import CONTROLS, STRENGTHS, TARGETS, TEMPLATES, generate, token_cost
+from dsgc_bench import fillers
+from dsgc_bench.scenarios import CONTROLS, STRENGTHS, TARGETS, TEMPLATES, generate, token_cost
 from dsgc_fast.encoders import tokenize
 
 SEEDS = range(20)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 import dsgc_fast
+from dsgc_bench.synthetic import make_referents
 from dsgc_fast.kernels import selection as selection_kernels
 from dsgc_fast.pins import closure
 from dsgc_fast.stages import REASON_CODES, mixture, propagate, row_parts, similarity_rows, weighted_one_hop
 from dsgc_ref.contract import Reason
 
 from .common import SIZES, skip_above, store
-from tools.synthetic import make_referents  # noqa: E402  (common puts the repo on sys.path)
 
 
 class _Scored:

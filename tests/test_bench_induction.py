@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from dsgc_fast.bench import induction_suite as suite
-from dsgc_fast.bench.runner import Condition, Encodings, run
-from dsgc_fast.bench.scenarios import TEMPLATES
+from dsgc_bench import induction_suite as suite
+from dsgc_bench.runner import Condition, Encodings, run
+from dsgc_bench.scenarios import TEMPLATES
 
 SEEDS = (0, 1, 2)
 
