@@ -21,7 +21,7 @@ test: $(STAMP)
 
 reproduce: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m dsgc_fast.demo
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m dsgc_fast.bench reproduce --out $(OUT)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m dsgc_bench reproduce --out $(OUT)
 
 # A long randomized campaign over every entry point (minutes); `make test` runs a short one.
 fuzz: $(STAMP)

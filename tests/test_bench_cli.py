@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
-from dsgc_fast.bench.cli import main
-from dsgc_fast.bench.runner import METHODS, Condition, Encodings, run
-from dsgc_fast.bench.suites import SUITES
+from dsgc_bench.cli import main
+from dsgc_bench.runner import METHODS, Condition, Encodings, run
+from dsgc_bench.registry import ALL
 
 
 def bench(*args: str) -> int:
@@ -26,8 +27,10 @@ def test_main_suite_writes_outputs_and_raw_json_is_deterministic(tmp_path):
     records = json.loads(raw)["records"]
     assert len(records) == 4 * 3 * 3
     assert {r["method"] for r in records} == {"similarity", "no_graph", "dsgc"}
+    assert (a / "summary-main.json").read_bytes() == (b / "summary-main.json").read_bytes()
+    assert (a / "REPORT.md").read_bytes() == (b / "REPORT.md").read_bytes()
     summary = json.loads((a / "summary-main.json").read_text())
-    assert summary["timing"]["runs"] == len(records)
+    assert sum(c["n"] for c in summary["cells"]) == len(records)
     assert {c["claim"] for c in summary["checks"]} >= {"targets, dsgc >= 0.85 (lexical)"}
     report = (a / "REPORT.md").read_text()
     assert "Table 1" in report and "Table 3" in report and "Calibration history" in report
@@ -54,8 +57,8 @@ def test_unknown_method_and_impl_are_rejected():
 def test_reproduce_runs_every_suite(tmp_path):
     assert bench("reproduce", "--seeds", "1", "--encoder", "lexical", "--out", str(tmp_path)) == 0
     report = (tmp_path / "REPORT.md").read_text()
-    for name, suite in SUITES.items():
-        assert (tmp_path / f"raw-{name}.json").exists()
+    for suite in ALL:
+        assert suite.load(tmp_path) is not None
         assert f"## {suite.title}" in report
     scaling = json.loads((tmp_path / "raw-scaling.json").read_text())["records"]
     assert max(r["total_blocks"] for r in scaling) == 10000
@@ -65,18 +68,20 @@ def test_reproduce_runs_every_suite(tmp_path):
 
 def test_module_entry_point_renders_the_report(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "dsgc_fast.bench", "report", "--out", str(tmp_path)], capture_output=True, text=True
+        [sys.executable, "-m", "dsgc_bench", "report", "--out", str(tmp_path)], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "REPORT.md").read_text().startswith("# dsgc benchmark report")
 
 
 @pytest.mark.sentence
-def test_sentence_main_suite_reuses_its_encodings(tmp_path):
+def test_sentence_main_suite_reuses_its_encodings(tmp_path, capsys):
     args = ("main", "--seeds", "1", "--encoder", "sentence", "--out", str(tmp_path))
     assert bench(*args) == 0
-    assert (tmp_path / "cache" / "encodings-sentence.npz").exists()
-    first = (tmp_path / "raw-main.json").read_bytes()
+    cache = tmp_path / "cache" / "encodings-sentence.npz"
+    first, written = (tmp_path / "raw-main.json").read_bytes(), cache.stat().st_mtime_ns
+    capsys.readouterr()
     assert bench(*args) == 0
-    assert json.loads((tmp_path / "summary-main.json").read_text())["timing"]["encode_seconds"] == 0.0
+    assert re.search(r"^main: [0-9.]+ s \(encoding 0\.0 s\)$", capsys.readouterr().out, re.MULTILINE)
+    assert cache.stat().st_mtime_ns == written  # nothing new was encoded, so the cache was not rewritten
     assert (tmp_path / "raw-main.json").read_bytes() == first

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dsgc_fast.bench import diagnostics
-from dsgc_fast.bench.metrics import aggregate, mean_std, paired
-from dsgc_fast.bench.noise import perturb_edges
-from dsgc_fast.bench.scenarios import generate
+from dsgc_bench import diagnostics
+from dsgc_bench.metrics import aggregate, mean_std, paired
+from dsgc_bench.noise import perturb_edges
+from dsgc_bench.scenarios import generate
 
 # blocks: 0 = c1, 1 = c2, 2 = c3, 3 = h1, 4 = f1; edges c2 -> c1, c3 -> c2
 IDS = ["c1", "c2", "c3", "h1", "f1"]

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import dsgc_fast
-from dsgc_fast.bench.referent_domains import DOMAINS, FORMS
-from dsgc_fast.bench.referent_sessions import QUERY_WEIGHTS, generate, generate_all, interleave
-from dsgc_fast.bench.referents import BUDGETS, Budget, Prepared, evaluate, run_referent_suite
-from dsgc_fast.pins import ReferentIndex
+from dsgc_bench.referent_domains import DOMAINS, FORMS
+from dsgc_bench.referent_sessions import QUERY_WEIGHTS, generate, generate_all, interleave
+from dsgc_bench.referents import BUDGETS, Budget, Prepared, ReferentSuite, evaluate
+from dsgc_bench.runner import Encodings
+from dsgc_bench.suite import RunConfig, execute
 
 SEEDS = range(12)
 CASES = [(d, s) for d in DOMAINS for s in SEEDS]
@@ -38,7 +39,7 @@ def test_ground_truth_is_consistent(domain, seed):
     s = generate(domain, seed)
     assert s.kinds[0] == "system" and s.kinds[-1] == "query" and s.roles[s.query] == "user"
     assert (s.costs >= 1).all()
-    index = ReferentIndex.from_lists(s.uses, s.binds)
+    index = dsgc_fast.ReferentIndex.from_lists(s.uses, s.binds)
     live = dict(zip(index.names, index.live_binder.tolist()))
     assert [len(xs) for xs in s.uses] == [len(m) for m in s.meant]
     for u, xs in enumerate(s.uses):
@@ -95,8 +96,7 @@ def test_budget_is_a_ceiling_of_the_exact_fraction():
 
 @pytest.fixture(scope="module")
 def lexical_rows():
-    rows, _ = evaluate([Prepared.of(s) for s in generate_all([0, 1, 2])], ["lexical"])
-    return rows
+    return evaluate([Prepared.of(s) for s in generate_all([0, 1, 2])], Encodings(), ["lexical"])
 
 
 def test_pinned_variants_never_orphan_and_keep_the_needed_binding(lexical_rows):
@@ -131,20 +131,18 @@ def test_eviction_volume_is_consistent(lexical_rows):
         assert r["evicted_turns"] > 0
 
 
-def test_run_referent_suite_writes_its_outputs(tmp_path):
-    result = run_referent_suite(tmp_path, seeds=[3], encoders=["lexical"])
+def test_referent_suite_writes_its_outputs(tmp_path):
+    suite = ReferentSuite()
+    result = execute(suite, RunConfig(seeds=(3,), encoders=("lexical",)), tmp_path)
     assert result["n_sessions"] == len(DOMAINS) and result["pinned_orphans"] == 0
-    saved = json.loads((tmp_path / "referents.json").read_text())
-    assert saved["rows"] == result["rows"]
+    assert suite.load(tmp_path) == json.loads(json.dumps(result))
     md = (tmp_path / "referents.md").read_text()
-    assert "| lexical | 0.2 x total | dsgc+pins | 0.0%" in md
+    assert md.startswith("## Referent sessions\n") and "| lexical | 0.2 x total | dsgc+pins | 0.0%" in md
     assert (tmp_path / "referents.png").stat().st_size > 0
-    with pytest.raises(ValueError, match="encoders"):
-        run_referent_suite(tmp_path, seeds=[3], encoders=["bag"])
 
 
 @pytest.mark.sentence
 def test_sentence_encoder_pinned_variants_never_orphan():
     pytest.importorskip("sentence_transformers")
-    rows, _ = evaluate([Prepared.of(generate("support", 0))], ["sentence"], budgets=BUDGETS[:2])
+    rows = evaluate([Prepared.of(generate("support", 0))], Encodings(), ["sentence"], budgets=BUDGETS[:2])
     assert all(r["orphans"] == 0 for r in rows if r["pins"])

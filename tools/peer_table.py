@@ -8,7 +8,7 @@ Everything is measured in one process and one run, contenders interleaved round 
 (best round reported).  Sections:
 
 peer      per-call time of the floor ``E @ q`` (one BLAS pass over the float32 matrix), the
-          peer (``tools/numpy_peer.py``), exact ``retain`` and fast-mode ``retain``
+          peer (``dsgc_bench.peer``), exact ``retain`` and fast-mode ``retain``
           (d = 384, float32, average in-degree 2, budget 5% of the total cost; both sides get
           their graph prebuilt: a ``DependencyGraph`` and a SciPy CSR matrix), and the ratios.
 scaling   exact ``retain`` time per block from N = 1,000 to 1,000,000 (linear = flat).
@@ -31,16 +31,13 @@ import subprocess
 import sys
 import tempfile
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import dsgc_fast  # noqa: E402
-from tools.numpy_peer import peer_graph, peer_retain  # noqa: E402
-from tools.synthetic import make_ragged, make_referents, make_store  # noqa: E402
-from tools.timing import interleaved  # noqa: E402
+import dsgc_fast
+from dsgc_bench.peer import peer_graph, peer_retain
+from dsgc_bench.synthetic import make_ragged, make_referents, make_store
+from dsgc_bench.timing import interleaved
 
 D = 384
 

@@ -15,20 +15,16 @@ threads, so a CPU/wall ratio near 2 means both cores were busy.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import dsgc_fast  # noqa: E402
-from dsgc_fast.kernels import selection  # noqa: E402
-from dsgc_fast.stages import mixture, row_parts, similarity_rows, weighted_one_hop  # noqa: E402
-from tools.synthetic import make_store  # noqa: E402
-from tools.timing import SETTLE  # noqa: E402
+import dsgc_fast
+from dsgc_bench.synthetic import make_store
+from dsgc_bench.timing import SETTLE
+from dsgc_fast.kernels import selection
+from dsgc_fast.stages import mixture, row_parts, similarity_rows, weighted_one_hop
 
 
 def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:

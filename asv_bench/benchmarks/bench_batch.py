@@ -4,9 +4,9 @@ NumPy/SciPy peer called once per store for the throughput comparison."""
 from __future__ import annotations
 
 import dsgc_fast
+from dsgc_bench.peer import peer_graph, peer_retain
 
 from .common import ragged
-from tools.numpy_peer import peer_graph, peer_retain  # noqa: E402  (common puts the repo on sys.path)
 
 
 class RetainBatch:

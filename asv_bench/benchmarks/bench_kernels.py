@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import dsgc_fast
+from dsgc_bench.synthetic import make_referents
 from dsgc_fast.kernels import selection as selection_kernels
 from dsgc_fast.kernels.scoring import WEIGHTED
 from dsgc_fast.pins import closure
@@ -13,7 +14,6 @@ from dsgc_fast.stages import REASON_CODES, mixture, propagate, row_parts, simila
 from dsgc_ref.contract import Reason
 
 from .common import SIZES, skip_above, store
-from tools.synthetic import make_referents  # noqa: E402  (common puts the repo on sys.path)
 
 
 class _Scored:

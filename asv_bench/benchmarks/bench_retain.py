@@ -6,9 +6,9 @@ from __future__ import annotations
 import tracemalloc
 
 import dsgc_fast
+from dsgc_bench.peer import peer_graph, peer_retain
 
 from .common import SIZES, store
-from tools.numpy_peer import peer_graph, peer_retain  # noqa: E402  (common puts the repo on sys.path)
 
 
 class Retain:
@@ -72,7 +72,7 @@ class Floor:
 
 
 class Peer:
-    """The NumPy/SciPy peer (``tools/numpy_peer.py``) with its CSR graph prebuilt."""
+    """The NumPy/SciPy peer (``dsgc_bench.peer``) with its CSR graph prebuilt."""
 
     params = [SIZES]
     param_names = ["n"]

@@ -1,6 +1,6 @@
 """Shared data and size handling for the asv benchmarks.
 
-Stores come from ``tools/synthetic.py`` (the same generator as the peer table), cached per
+Stores come from ``dsgc_bench.synthetic`` (the same generator as the peer table), cached per
 process.  ``DSGC_ASV_MAX_N`` skips every size above it (the smoke run uses a small value):
 ``setup`` raises ``NotImplementedError``, which asv records as skipped.
 """
@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from tools.synthetic import RaggedStores, Store, make_ragged, make_store  # noqa: E402
+from dsgc_bench.synthetic import RaggedStores, Store, make_ragged, make_store
 
 #: block counts of every size-parametrized benchmark (the issue's list)
 SIZES = [20, 50, 1_000, 100_000, 1_000_000]

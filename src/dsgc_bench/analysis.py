@@ -1,20 +1,20 @@
-"""Suite summaries: aggregated cells, suite-specific analyses and checked predictions.
+"""The analyses of the paper's suites: one ``analyze_<suite>`` per suite.
 
-``summarize`` turns a suite's raw records into a JSON-ready summary:
-``cells`` (mean / std per grid cell), ``analysis`` (per suite, below) and ``checks``: each
-claim of the issue or prediction of the paper, the measured value and whether our data
-supports it (``passed`` is None when the suite did not run what the claim needs).
+Each takes a suite's raw records and its aggregated cells (mean / std per grid cell) and
+returns ``(analysis, checks)``: suite-specific tables, and each claim of the benchmark or
+prediction of the paper with the measured value and whether our data supports it
+(``passed`` is None when the suite did not run what the claim needs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from . import diagnostics, paper
-from .metrics import Record, aggregate, group, paired
+from .grid import KHOP_METHODS, LAMBDAS, MULTIPLIERS, NOISE_RATES, SIZES
+from .metrics import Record, aggregate, find_cell, group, paired
 from .noise import SPURIOUS_KINDS
-from .suites import KHOP_METHODS, LAMBDAS, MULTIPLIERS, NOISE_RATES, SIZES, SUITES, Suite
 from .templates import CONTROLS, TARGETS
 
 Cell = dict[str, Any]
@@ -22,8 +22,8 @@ Cell = dict[str, Any]
 
 def value(cells: Sequence[Cell], metric: str = "full_chain", **match: Any) -> float | None:
     """The ``metric`` of the one cell matching ``match`` (None if absent)."""
-    hits = [c for c in cells if all(c.get(k) == v for k, v in match.items())]
-    return hits[0][metric] if len(hits) == 1 else None
+    cell = find_cell(cells, **match)
+    return None if cell is None else cell[metric]
 
 
 def check(claim: str, measured: str, passed: bool | None) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def _regime_cells(records: Sequence[Record]) -> list[Cell]:
     return aggregate(records, ("encoder", "regime", "method"))
 
 
-def _main(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+def analyze_main(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     regime = _regime_cells(records)
     same = {}
     for enc, runs in group(records, ("encoder",)).items():
@@ -91,7 +91,7 @@ def _main(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]
     return analysis, checks
 
 
-def _lambda(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+def analyze_lambda(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     checks = []
     for enc in ("lexical", "sentence"):
         for t in TARGETS:
@@ -118,7 +118,7 @@ def _lambda(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, lis
     return {"class_counts": class_counts(records, ("encoder", "method", "lambda_pi"))}, checks
 
 
-def _budget(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+def analyze_budget(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     checks = []
     for enc in ("lexical", "sentence"):
         gaps = {}
@@ -148,7 +148,7 @@ def _budget(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, lis
     return {}, checks
 
 
-def _scaling(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+def analyze_scaling(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     checks = []
     for t in TARGETS:
         a = value(cells, encoder="lexical", template=t, method="dsgc", total_blocks=20)
@@ -209,7 +209,7 @@ def transitions(records: Sequence[Record], base: str, other: str) -> list[dict[s
     return rows
 
 
-def _khop(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+def analyze_khop(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     rows = [row for m in KHOP_METHODS[1:] for row in transitions(records, KHOP_METHODS[0], m)]
     checks = []
     for (enc, blocks, m), mine in group(rows, ("encoder", "total_blocks", "method")).items():
@@ -233,7 +233,7 @@ def _lifted_by_spurious(r: Record) -> bool:
     return r["trace"] is not None and any(lifted.intersection(d["ahead"]) for d in r["trace"]["displaced"])
 
 
-def _graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+def analyze_graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     effects = []
     for key, runs in group([r for r in records if r["noise"] != "none"], ("encoder", "template", "noise", "noise_rate")).items():
         enc, t = key[0], key[1]
@@ -276,7 +276,7 @@ def _graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict
     return {"effects": effects, "rates": list(NOISE_RATES)}, checks
 
 
-def _honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+def analyze_honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     checks = []
     for enc in ("lexical", "sentence"):
         sims = {
@@ -302,16 +302,3 @@ def _honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, l
             )
         )
     return {"class_counts": class_counts(records, ("encoder", "method", "honeypot"))}, checks
-
-
-#: suite name -> its analysis (``_<name>`` above, "-" spelled "_"); one per suite, checked at import
-ANALYZERS: dict[str, Callable[[Sequence[Record], Sequence[Cell]], tuple[dict, list]]] = {
-    name: globals()[f"_{name.replace('-', '_')}"] for name in SUITES
-}
-
-
-def summarize(suite: Suite, records: Sequence[Record], **meta: Any) -> dict[str, Any]:
-    """The suite's summary: ``meta`` (seeds, encoders, impl, timing ...), cells, analysis, checks."""
-    cells = aggregate(records, ("regime", *suite.keys))
-    analysis, checks = ANALYZERS[suite.name](records, cells)
-    return {"suite": suite.name, "title": suite.title, **meta, "cells": cells, "analysis": analysis, "checks": checks}

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
@@ -43,12 +42,14 @@ from typing import Any
 import numpy as np
 
 import dsgc_fast
-from dsgc_fast import Reason
-from dsgc_fast.encoders import ENCODER_NAMES, CachedEncoder, make_encoder
-from dsgc_fast.pins import ReferentIndex
+from dsgc_fast import Reason, ReferentIndex
+from dsgc_fast.encoders import CachedEncoder
 
+from . import plots
 from .referent_domains import DOMAINS, FORMS
 from .referent_sessions import QUERY_WEIGHTS, Session, generate_all
+from .runner import Encodings
+from .suite import RunConfig, Section, read_json
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,6 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("dsgc+pins+qdist", "dsgc", True, query_distribution=True),
 )
 BUDGETS: tuple[Budget, ...] = (Budget("pinned", 0.8), Budget("total", 0.2), Budget("total", 0.3), Budget("total", 0.5))
-DEFAULT_SEEDS: tuple[int, ...] = tuple(range(30))
 
 
 @dataclass
@@ -189,24 +189,16 @@ def encode_sessions(sessions: Sequence[Session], encoder: CachedEncoder) -> list
 
 def evaluate(
     prepared: Sequence[Prepared],
-    encoders: Iterable[str] = ENCODER_NAMES,
+    encodings: Encodings,
+    encoders: Iterable[str],
     budgets: Sequence[Budget] = BUDGETS,
     variants: Sequence[Variant] = VARIANTS,
-    cache_dir: str | Path | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """Result rows (one per encoder, budget, variant) and seconds spent per phase."""
+) -> list[dict[str, Any]]:
+    """Result rows: one per encoder, budget and variant, summed over the sessions."""
     sessions = [p.session for p in prepared]
     rows: list[dict[str, Any]] = []
-    seconds: dict[str, float] = {}
     for name in encoders:
-        keep = cache_dir is not None and name != "lexical"  # lexical encoding is cheaper than a file
-        path = Path(cache_dir) / f"referents-{name}.npz" if keep else None
-        encoder = CachedEncoder(make_encoder(name), path)
-        start = time.perf_counter()
-        embeddings = encode_sessions(sessions, encoder)
-        encoder.save()
-        seconds[f"encode {name}"] = time.perf_counter() - start
-        start = time.perf_counter()
+        embeddings = encode_sessions(sessions, encodings[name])
         for budget in budgets:
             for variant in variants:
                 tally = Tally()
@@ -214,8 +206,7 @@ def evaluate(
                     run_variant(p, embs, variant, budget.of(int(p.costs.sum()), p.pinned_cost), tally)
                 cell = {"encoder": name, "budget": budget.label, "variant": variant.name, "pins": variant.pins}
                 rows.append(cell | tally.row())
-        seconds[f"retain {name}"] = time.perf_counter() - start
-    return rows, seconds
+    return rows
 
 
 def _pct(x: float | None) -> str:
@@ -240,11 +231,9 @@ def headline(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    """The Markdown section: setup, metric definitions, the table, timings, the plot."""
+    """The section's text below its heading: setup, metric definitions, the table, the plot."""
     rows = result["rows"]
     lines = [
-        "## Referent sessions (issue 3, item 8)",
-        "",
         f"{result['n_sessions']} generated sessions ({', '.join(result['domains'])}; seeds "
         f"{result['seeds'][0]}..{result['seeds'][-1]}), {result['turns_mean']:.1f} turns and "
         f"{result['tokens_mean']:.0f} tokens on average; live roots = system prompt + current turn "
@@ -284,85 +273,55 @@ def markdown(result: dict[str, Any]) -> str:
             f"An escalation's binding table costs {table:.1f} tokens on average and stands in for "
             f"{tabled:.1f} tokens of pinned turns.",
         ]
-    timing = ", ".join(f"{k} {v:.1f} s" for k, v in result["seconds"].items())
-    lines += ["", f"Time: {timing}.", "", "![referent sessions](referents.png)", ""]
+    lines += ["", "![referent sessions](referents.png)"]
     return "\n".join(lines)
 
 
-def plot(result: dict[str, Any], path: Path) -> None:
-    """Orphan rate and needed-binding survival per budget, one line per variant, one row per encoder."""
-    import matplotlib
+@dataclass(frozen=True)
+class ReferentSuite:
+    """The referent-session suite: one session per domain and seed, every variant and budget.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    encoders = list(dict.fromkeys(r["encoder"] for r in result["rows"]))
-    budgets = list(dict.fromkeys(r["budget"] for r in result["rows"]))
-    variants = list(dict.fromkeys(r["variant"] for r in result["rows"]))
-    metrics = (("orphan_rate", "orphan rate"), ("needed_rate", "needed binding survived"))
-    fig, axes = plt.subplots(len(encoders), 2, figsize=(11, 3.6 * len(encoders)), squeeze=False)
-    for row, enc in enumerate(encoders):
-        for col, (key, title) in enumerate(metrics):
-            ax = axes[row][col]
-            for k, v in enumerate(variants):
-                mine = [r for r in result["rows"] if r["encoder"] == enc and r["variant"] == v]
-                got = {r["budget"]: r[key] for r in mine}
-                ys = [np.nan if got[b] is None else got[b] for b in budgets]
-                style = "--" if mine[0]["pins"] else "-"
-                ax.plot(budgets, ys, style, marker="os^Dvx"[k % 6], markersize=8 - k, label=v)
-            ax.set_title(f"{title} ({enc})")
-            ax.set_ylim(-0.03, 1.03)
-            ax.grid(alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(variants), fontsize=8)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def run_referent_suite(
-    out_dir: str | Path,
-    seeds: Iterable[int] = DEFAULT_SEEDS,
-    encoders: Iterable[str] = ENCODER_NAMES,
-    *,
-    budgets: Sequence[Budget] = BUDGETS,
-    cache_dir: str | Path | None = None,
-) -> dict[str, Any]:
-    """Run the suite; write ``referents.json``, ``referents.md`` and ``referents.png`` into ``out_dir``.
-
-    ``cache_dir`` keeps the sentence encodings (``referents-sentence.npz``) for later runs.
+    Files: ``referents.json`` (the summary: setup, per-session averages, the result rows),
+    ``referents.md`` (its report section) and ``referents.png``.
     """
-    seeds = [int(s) for s in seeds]
-    encoders = list(encoders)
-    if not seeds:
-        raise ValueError("seeds must name at least one seed")
-    for name in encoders:
-        if name not in ENCODER_NAMES:
-            raise ValueError(f"encoders must be drawn from {ENCODER_NAMES}, got {name!r}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    sessions = generate_all(seeds)
-    prepared = [Prepared.of(s) for s in sessions]
-    generated = time.perf_counter() - start
-    rows, seconds = evaluate(prepared, encoders, budgets, cache_dir=cache_dir)
-    result = {
-        "suite": "referents",
-        "seeds": seeds,
-        "domains": list(DOMAINS),
-        "encoders": encoders,
-        "budgets": [b.label for b in budgets],
-        "variants": [asdict(v) for v in VARIANTS],
-        "n_sessions": len(sessions),
-        "turns_mean": float(np.mean([s.n_blocks for s in sessions])),
-        "tokens_mean": float(np.mean([int(s.costs.sum()) for s in sessions])),
-        "pinned_tokens_mean": float(np.mean([p.pinned_cost for p in prepared])),
-        "forms": {f: sum(s.form == f for s in sessions) for f in FORMS},
-        "rows": rows,
-        "pinned_orphans": sum(r["orphans"] for r in rows if r["pins"]),
-        "seconds": {"generate": generated} | seconds,
-    }
-    (out / "referents.json").write_text(json.dumps(result, indent=1))
-    (out / "referents.md").write_text(markdown(result))
-    plot(result, out / "referents.png")
-    return result
+
+    name: str = "referents"
+    title: str = "Referent sessions"
+    budgets: tuple[Budget, ...] = BUDGETS
+    variants: tuple[Variant, ...] = VARIANTS
+
+    def build(self, config: RunConfig) -> list[Prepared]:
+        return [Prepared.of(s) for s in generate_all(config.seeds)]
+
+    def run(self, plan: list[Prepared], config: RunConfig) -> dict[str, Any]:
+        rows = evaluate(plan, config.encodings, config.encoders, self.budgets, self.variants)
+        sessions = [p.session for p in plan]
+        return {
+            "suite": self.name,
+            "seeds": list(config.seeds),
+            "domains": list(DOMAINS),
+            "encoders": list(config.encoders),
+            "budgets": [b.label for b in self.budgets],
+            "variants": [asdict(v) for v in self.variants],
+            "n_sessions": len(sessions),
+            "turns_mean": float(np.mean([s.n_blocks for s in sessions])),
+            "tokens_mean": float(np.mean([int(s.costs.sum()) for s in sessions])),
+            "pinned_tokens_mean": float(np.mean([p.pinned_cost for p in plan])),
+            "forms": {f: sum(s.form == f for s in sessions) for f in FORMS},
+            "rows": rows,
+        }
+
+    def summarize(self, raw: dict[str, Any], config: RunConfig) -> dict[str, Any]:
+        """The rows are already sums over sessions; the summary adds the pinned orphan total."""
+        return raw | {"pinned_orphans": sum(r["orphans"] for r in raw["rows"] if r["pins"])}
+
+    def render(self, summary: dict[str, Any], out: Path) -> list[Section]:
+        plots.referent_rates(summary["rows"], out / "referents.png")
+        return [Section(self.name, self.title, (markdown(summary),))]
+
+    def save(self, out: Path, raw: dict[str, Any], summary: dict[str, Any]) -> None:
+        (out / "referents.json").write_text(json.dumps(summary, indent=1))
+        (out / "referents.md").write_text(self.render(summary, out)[0].text + "\n")
+
+    def load(self, out: Path) -> dict[str, Any] | None:
+        return read_json(out / "referents.json")

@@ -54,6 +54,12 @@ def aggregate(records: Iterable[Record], keys: Sequence[str]) -> list[dict[str, 
     return cells
 
 
+def find_cell(cells: Iterable[dict[str, Any]], **match: Any) -> dict[str, Any] | None:
+    """The one cell whose fields equal ``match`` (None when no cell or several cells match)."""
+    hits = [c for c in cells if all(c.get(k) == v for k, v in match.items())]
+    return hits[0] if len(hits) == 1 else None
+
+
 def paired(
     records: Iterable[Record], keys: Sequence[str], field: str, a: Any, b: Any
 ) -> list[tuple[Record, Record]]:

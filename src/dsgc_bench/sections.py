@@ -1,20 +1,21 @@
-"""The Markdown report: our figures beside the paper's, traces, checks, calibration, plots.
+"""The report sections of the paper's suites: our figures beside the paper's, traces, plots.
 
-``write_report(out_dir)`` renders ``REPORT.md`` (and the PNG plots under ``plots/``) from
-every ``summary-<suite>.json`` found in ``out_dir``, so suites run one at a time accumulate
-into one report.
+``render_<suite>(summary, out)`` returns the suite's Markdown blocks (tables, sentences,
+image links) and writes its PNG plots under ``out/plots``; ``INTROS`` holds the paragraph
+that opens each section.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import calibration, diagnostics, paper, plots
+from .grid import KHOP_METHODS, LAMBDAS, MAIN_METHODS, MULTIPLIERS, SIZES
+from .markdown import table
+from .metrics import find_cell
 from .runner import METHODS
-from .suites import KHOP_METHODS, LAMBDAS, MAIN_METHODS, MULTIPLIERS, SIZES, SUITES
 from .templates import TEMPLATES
 
 Cell = dict[str, Any]
@@ -23,21 +24,6 @@ Summary = dict[str, Any]
 
 def _ms(cell: Cell | None, metric: str = "full_chain") -> str:
     return "—" if cell is None else f"{cell[metric]:.2f} ± {cell[metric + '_std']:.2f}"
-
-
-def _find(cells: Sequence[Cell], **match: Any) -> Cell | None:
-    hits = [c for c in cells if all(c.get(k) == v for k, v in match.items())]
-    return hits[0] if len(hits) == 1 else None
-
-
-_VERDICT = {True: "supported", False: "**not supported**", None: "not run"}
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table."""
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
-    return "\n".join(out)
 
 
 def _label(method: str) -> str:
@@ -52,14 +38,14 @@ def _image(out: Path, path: Path, alt: str) -> str:
     return f"![{alt}]({path.relative_to(out).as_posix()})"
 
 
-def _main(s: Summary, out: Path) -> list[str]:
+def render_main(s: Summary, out: Path) -> list[str]:
     cells, a = s["cells"], s["analysis"]
     parts = ["### Table 1: regime-level full-chain retention (ours beside the paper)"]
     rows = []
     for enc in _encoders(s):
         for regime in ("control", "target"):
             for m in MAIN_METHODS:
-                c = _find(a["regime_cells"], encoder=enc, regime=regime, method=m)
+                c = find_cell(a["regime_cells"], encoder=enc, regime=regime, method=m)
                 rows.append((enc, regime, _label(m), _ms(c), paper.fmt(paper.TABLE1.get((enc, regime, m)))))
     parts.append(table(["encoder", "regime", "method", "ours", "paper"], rows))
 
@@ -68,7 +54,7 @@ def _main(s: Summary, out: Path) -> list[str]:
     for enc in _encoders(s):
         for t in TEMPLATES:
             for m in MAIN_METHODS:
-                c = _find(cells, encoder=enc, template=t, method=m)
+                c = find_cell(cells, encoder=enc, template=t, method=m)
                 p = paper.TABLE2.get((enc, t, "similarity" if m == "no_graph" else m))
                 rows.append(
                     (enc, t, TEMPLATES[t].regime, _label(m), _ms(c), _ms(c, "prerequisites"), _ms(c, "answer_correct"), paper.fmt(p))
@@ -146,14 +132,14 @@ def _pivot(cells: Sequence[Cell], rows: Sequence[str], col: str, values: Sequenc
         match = dict(zip(rows, key))
         line = [(_label(x) if k == "method" else x) for k, x in zip(rows, key)]
         for v in values:
-            text = _ms(_find(cells, **match, **{col: v}))
+            text = _ms(find_cell(cells, **match, **{col: v}))
             ref = paper_of(match, v) if paper_of else None
             line.append(text if ref is None else f"{text} (paper {paper.fmt(ref)})")
         body.append(line)
     return table(header, body)
 
 
-def _lambda(s: Summary, out: Path) -> list[str]:
+def render_lambda(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
     dsgc = [c for c in cells if c["method"] == "dsgc"]
     sim = [c for c in cells if c["method"] == "similarity"]
@@ -167,17 +153,12 @@ def _lambda(s: Summary, out: Path) -> list[str]:
     ]
 
 
-def _checks(s: Summary) -> str:
-    rows = [(c["claim"], c["measured"], _VERDICT[c["passed"]]) for c in s["checks"]]
-    return "Claims and predictions:\n\n" + table(["claim / prediction", "measured", "our data"], rows) if rows else ""
-
-
 def _pooled(cells: Sequence[Cell]) -> float:
     """Full-chain retention pooled over cells (weighted by their run counts)."""
     return sum(c["full_chain"] * c["n"] for c in cells) / sum(c["n"] for c in cells)
 
 
-def _budget(s: Summary, out: Path) -> list[str]:
+def render_budget(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
 
     def ref(m: dict, v: float) -> tuple[float, float] | None:
@@ -194,7 +175,7 @@ def _budget(s: Summary, out: Path) -> list[str]:
     ]
 
 
-def _scaling(s: Summary, out: Path) -> list[str]:
+def render_scaling(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
 
     def ref(m: dict, v: int) -> tuple[float, float] | None:
@@ -209,7 +190,7 @@ def _scaling(s: Summary, out: Path) -> list[str]:
     ]
 
 
-def _khop(s: Summary, out: Path) -> list[str]:
+def render_khop(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
     rows = [
         (
@@ -235,7 +216,7 @@ def _khop(s: Summary, out: Path) -> list[str]:
     ]
 
 
-def _graph_noise(s: Summary, out: Path) -> list[str]:
+def render_graph_noise(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
     noisy = [c for c in cells if c["noise"] != "none"]
     clean = [c for c in cells if c["noise"] == "none"]
@@ -259,7 +240,7 @@ def _graph_noise(s: Summary, out: Path) -> list[str]:
     ]
 
 
-def _honeypot(s: Summary, out: Path) -> list[str]:
+def render_honeypot(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
     return [
         _pivot(cells, ("encoder", "template", "method"), "honeypot", ("easy", "medium", "hard")),
@@ -321,71 +302,10 @@ INTROS: dict[str, str] = {
     ),
 }
 
-#: suite name -> its report section (``_<name>`` above, "-" spelled "_"); one per suite
-SECTIONS: dict[str, Callable[[Summary, Path], list[str]]] = {
-    name: globals()[f"_{name.replace('-', '_')}"] for name in SUITES
-}
 
-
-def _calibration() -> list[str]:
+def calibration_parts() -> list[str]:
+    """The calibration history of the templates, as report blocks under their own heading."""
     parts = ["## Calibration history", calibration.__doc__.split("\n\n", 1)[1].strip()]
     for v in calibration.HISTORY:
         parts.append(f"**{v.name}.** {v.change}\n\n*Measured:* {v.measured}\n\n*Verdict:* {v.verdict}")
     return parts
-
-
-def load_summaries(out: Path) -> dict[str, Summary]:
-    """Every ``summary-<suite>.json`` in ``out``, in suite order."""
-    found = {}
-    for name in SUITES:
-        path = out / f"summary-{name}.json"
-        if path.exists():
-            found[name] = json.loads(path.read_text())
-    return found
-
-
-def render(out: Path, summaries: dict[str, Summary]) -> str:
-    """The report text (writes the plots under ``out/plots`` as a side effect)."""
-    (out / "plots").mkdir(parents=True, exist_ok=True)
-    parts = [
-        "# dsgc benchmark report",
-        "Reproduction of the main experiment of *When Retrieval Fails Before It Begins* (DSGC, arXiv "
-        "2608.20400) and its robustness checks, with our own templates, both encoders and our kernels. "
-        "Full-chain retention is mean ± sample std over seeds. Regenerate with `make reproduce` or "
-        "`dsgc-bench <suite> --out DIR`.",
-        table(
-            ["suite", "seeds", "encoders", "impl", "runs", "wall time (s)", "of which encoding (s)"],
-            [
-                (n, len(s["seeds"]), ", ".join(s["encoders"]), s["impl"], s["timing"]["runs"],
-                 f"{s['timing']['wall_seconds']:.1f}", f"{s['timing']['encode_seconds']:.1f}")
-                for n, s in summaries.items()
-            ],
-        ),
-        "## Claims and predictions at a glance",
-        table(
-            ["suite", "claim / prediction", "measured", "our data"],
-            [
-                (n, c["claim"], c["measured"], _VERDICT[c["passed"]])
-                for n, s in summaries.items()
-                for c in s["checks"]
-            ],
-        ),
-    ]
-    for name, s in summaries.items():
-        parts.append(f"## {s['title']}")
-        parts.append(INTROS[name])
-        parts.extend(SECTIONS[name](s, out))
-        parts.append(_checks(s))
-        if name == "main":
-            parts.extend(_calibration())
-    if (out / "referents.md").exists():  # written by the referent-session suite (bench/referents.py)
-        parts.append((out / "referents.md").read_text().strip())
-    return "\n\n".join(parts) + "\n"
-
-
-def write_report(out: str | Path) -> Path:
-    """Render ``REPORT.md`` in ``out`` from the summaries there; returns its path."""
-    out = Path(out)
-    path = out / "REPORT.md"
-    path.write_text(render(out, load_summaries(out)))
-    return path

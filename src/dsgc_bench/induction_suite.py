@@ -16,15 +16,14 @@ Three measurements, all deterministic per seed:
    binder from the live roots (system prompt + query turn), with the number of pinned
    blocks the true referents would not pin.
 
-``run`` writes ``raw-induction.json`` (every record), ``summary-induction.json`` and
-``induction.md`` into a folder (``dsgc-bench induction --out DIR``).
+Files: ``raw-induction.json`` (every record), ``summary-induction.json`` (the pooled
+figures) and ``induction.md`` (its report section); ``dsgc-bench induction --out DIR``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +34,10 @@ from dsgc_fast.induction import induce_edges, induce_referents
 
 from .metrics import mean_std
 from .referent_domains import DOMAINS
-from .referent_sessions import Session
-from .referent_sessions import generate as generate_session
+from .referent_sessions import Session, generate_all
 from .runner import Encodings
 from .scenarios import TEMPLATES, Scenario, generate
+from .suite import RunConfig, Section, read_json, write_json
 
 EDGE_SOURCES: tuple[str, ...] = ("supplied", "induced", "none")
 MULTIPLIER = 2.0
@@ -50,10 +49,6 @@ Pairs = set[tuple[int, int]]
 
 def _pairs(edges: Iterable[Sequence[int]]) -> Pairs:
     return {(int(a), int(b)) for a, b in edges}
-
-
-def _scenarios(templates: Sequence[str], seeds: Sequence[int], total_blocks: int, honeypot: str) -> list[Scenario]:
-    return [generate(t, s, total_blocks=total_blocks, honeypot=honeypot) for t in templates for s in seeds]
 
 
 def score_edges(induced: Pairs, truth: Pairs) -> dict[str, int]:
@@ -171,6 +166,10 @@ def _rate(values: Sequence[float]) -> dict[str, float]:
     return {"mean": mean, "std": std}
 
 
+#: the fields of ``summary-induction.json``
+SUMMARY_FIELDS: tuple[str, ...] = ("edge_quality", "retention", "sessions")
+
+
 def summarize(edges: Sequence[dict], retention: Sequence[dict], sessions: Sequence[dict]) -> dict[str, Any]:
     """Per-template / per-regime edge quality, retention per (template, encoder, source), session rates."""
     quality: dict[str, Any] = {}
@@ -201,23 +200,21 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-def render_markdown(summary: dict[str, Any], encoders: Sequence[str], n_seeds: int) -> str:
-    """The suite's report: edge quality, retention by edge source, referent sessions."""
+def markdown(summary: dict[str, Any], encoders: Sequence[str], n_seeds: int) -> str:
+    """The section's text below its heading: edge quality, retention by edge source, sessions."""
     q = summary["edge_quality"]
     lines = [
-        "# Induced edges and referents",
-        "",
         f"{n_seeds} seeds; scenarios: 20 blocks, medium honeypots; DSGC tau {TAU}, lambda_pi {LAMBDA_PI}, "
         f"budget multiplier {MULTIPLIER}.",
         "",
-        "## Induced edges vs the generator's true edges",
+        "### Induced edges vs the generator's true edges",
         "",
         "| scope | TP | FP | FN | precision | recall |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for scope, c in q.items():
         lines.append(f"| {scope} | {c['tp']} | {c['fp']} | {c['fn']} | {_fmt(c['precision'])} | {_fmt(c['recall'])} |")
-    lines += ["", "## DSGC full-chain retention by edge source", "",
+    lines += ["", "### DSGC full-chain retention by edge source", "",
               "| template | encoder | supplied | induced | none |", "|---|---|---:|---:|---:|"]
     templates = dict.fromkeys(k.split("|")[0] for k in summary["retention"])
     for t in templates:
@@ -225,7 +222,7 @@ def render_markdown(summary: dict[str, Any], encoders: Sequence[str], n_seeds: i
             cells = [summary["retention"].get(f"{t}|{enc}|{src}") for src in EDGE_SOURCES]
             lines.append(f"| {t} | {enc} | " + " | ".join(
                 f"{c['mean']:.2f} ± {c['std']:.2f}" if c else "n/a" for c in cells) + " |")
-    lines += ["", "## Referent sessions", "",
+    lines += ["", "### Referent sessions", "",
               "| domain | identifier edges P / R | referent edges P / R | query binder pinned | extra pins |",
               "|---|---:|---:|---:|---:|"]
     for domain, d in summary["sessions"].items():
@@ -234,36 +231,68 @@ def render_markdown(summary: dict[str, Any], encoders: Sequence[str], n_seeds: i
             f"| {domain} | {_fmt(ie['precision'])} / {_fmt(ie['recall'])} | {_fmt(re_['precision'])} / "
             f"{_fmt(re_['recall'])} | {d['binder_pinned']['mean']:.2f} | {d['extra_pins']['mean']:.2f} |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
-def run(
-    seeds: Iterable[int],
-    encoders: Sequence[str] = ("lexical", "sentence"),
-    *,
-    out: str | os.PathLike[str] | None = None,
-    templates: Sequence[str] = tuple(TEMPLATES),
-    domains: Sequence[str] = tuple(DOMAINS),
-    total_blocks: int = 20,
-    honeypot: str = "medium",
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> dict[str, Any]:
-    """The whole suite; writes its raw records, summary and report into ``out`` when given."""
-    seeds = list(seeds)
-    scenarios = _scenarios(templates, seeds, total_blocks, honeypot)
-    edges = edge_records(scenarios)
-    encodings = Encodings(cache_dir)
-    retention = retention_records(scenarios, encoders, encodings)
-    encodings.save()
-    sessions = session_records([generate_session(d, s) for s in seeds for d in domains])
-    summary = summarize(edges, retention, sessions)
-    result = {"summary": summary, "edges": edges, "retention": retention, "sessions": sessions}
-    if out is not None:
-        folder = Path(out)
-        folder.mkdir(parents=True, exist_ok=True)
-        raw = {"suite": "induction", "seeds": seeds, "encoders": list(encoders), "edges": edges,
-               "retention": retention, "sessions": sessions}
-        (folder / "raw-induction.json").write_text(json.dumps(raw, indent=1, sort_keys=True) + "\n")
-        (folder / "summary-induction.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-        (folder / "induction.md").write_text(render_markdown(summary, encoders, len(seeds)))
-    return result
+@dataclass(frozen=True)
+class Plan:
+    """What the induction suite measures: main-suite scenarios and referent sessions."""
+
+    scenarios: list[Scenario]
+    sessions: list[Session]
+
+
+@dataclass(frozen=True)
+class InductionSuite:
+    """Induced edges and referents against the truth, and DSGC retention by edge source.
+
+    The summary file holds the pooled figures; the run's seeds and encoders, which its
+    report section also shows, are read back from the raw file.
+    """
+
+    name: str = "induction"
+    title: str = "Induced edges and referents"
+    templates: tuple[str, ...] = tuple(TEMPLATES)
+    domains: tuple[str, ...] = tuple(DOMAINS)
+    total_blocks: int = 20
+    honeypot: str = "medium"
+
+    def build(self, config: RunConfig) -> Plan:
+        scenarios = [
+            generate(t, s, total_blocks=self.total_blocks, honeypot=self.honeypot)
+            for t in self.templates
+            for s in config.seeds
+        ]
+        return Plan(scenarios, generate_all(config.seeds, self.domains))
+
+    def run(self, plan: Plan, config: RunConfig) -> dict[str, Any]:
+        return {
+            "suite": self.name,
+            "seeds": list(config.seeds),
+            "encoders": list(config.encoders),
+            "edges": edge_records(plan.scenarios),
+            "retention": retention_records(plan.scenarios, config.encoders, config.encodings),
+            "sessions": session_records(plan.sessions),
+        }
+
+    def summarize(self, raw: dict[str, Any], config: RunConfig) -> dict[str, Any]:
+        return {
+            "seeds": raw["seeds"],
+            "encoders": raw["encoders"],
+            **summarize(raw["edges"], raw["retention"], raw["sessions"]),
+        }
+
+    def render(self, summary: dict[str, Any], out: Path) -> list[Section]:
+        body = markdown(summary, summary["encoders"], len(summary["seeds"]))
+        return [Section(self.name, self.title, (body,))]
+
+    def save(self, out: Path, raw: dict[str, Any], summary: dict[str, Any]) -> None:
+        write_json(out / "raw-induction.json", raw)
+        write_json(out / "summary-induction.json", {k: summary[k] for k in SUMMARY_FIELDS})
+        (out / "induction.md").write_text(self.render(summary, out)[0].text + "\n")
+
+    def load(self, out: Path) -> dict[str, Any] | None:
+        figures, raw = read_json(out / "summary-induction.json"), read_json(out / "raw-induction.json")
+        if figures is None or raw is None:
+            return None
+        return {"seeds": raw["seeds"], "encoders": raw["encoders"], **figures}

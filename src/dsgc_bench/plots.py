@@ -1,4 +1,9 @@
-"""PNG figures for the report (matplotlib, Agg backend): retention against a suite's axis."""
+"""PNG figures for the reports: retention against a suite's axis, referent-session rates.
+
+Each figure is a ``matplotlib.figure.Figure`` drawn and saved directly (no pyplot), so
+importing or using this module changes no matplotlib state: not the backend, not the
+current figure.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .runner import METHODS  # noqa: E402
-from .templates import TEMPLATES  # noqa: E402
+from .runner import METHODS
+from .templates import TEMPLATES
 
 Cell = dict[str, Any]
 #: overlapping series stay visible: each gets its own marker, size and dash pattern
@@ -29,7 +32,8 @@ def _label(field: str, v: Any) -> str:
 def bars(cells: Sequence[Cell], methods: Sequence[str], path: Path, title: str) -> Path:
     """Full-chain retention per template (x) and method (bars), one panel per encoder."""
     encoders = list(dict.fromkeys(c["encoder"] for c in cells))
-    fig, axes = plt.subplots(1, len(encoders), figsize=(5.5 * len(encoders), 3.6), squeeze=False, sharey=True)
+    fig = Figure(figsize=(5.5 * len(encoders), 3.6))
+    axes = fig.subplots(1, len(encoders), squeeze=False, sharey=True)
     templates = [t for t in TEMPLATES if any(c["template"] == t for c in cells)]
     width = 0.8 / len(methods)
     for ax, enc in zip(axes[0], encoders):
@@ -46,7 +50,6 @@ def bars(cells: Sequence[Cell], methods: Sequence[str], path: Path, title: str) 
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 
@@ -66,9 +69,8 @@ def lines(
     cells = [c for c in cells if all(c.get(k) == v for k, v in where.items())]
     encoders = list(dict.fromkeys(c["encoder"] for c in cells))
     templates = [t for t in TEMPLATES if any(c["template"] == t for c in cells)]
-    fig, axes = plt.subplots(
-        len(encoders), len(templates), figsize=(3.3 * len(templates), 2.9 * len(encoders)), squeeze=False, sharey=True
-    )
+    fig = Figure(figsize=(3.3 * len(templates), 2.9 * len(encoders)))
+    axes = fig.subplots(len(encoders), len(templates), squeeze=False, sharey=True)
     for r, enc in enumerate(encoders):
         for col, t in enumerate(templates):
             ax = axes[r][col]
@@ -89,5 +91,31 @@ def lines(
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return path
+
+
+def referent_rates(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Orphan rate and needed-binding survival per budget, one line per variant, one row per encoder."""
+    encoders = list(dict.fromkeys(r["encoder"] for r in rows))
+    budgets = list(dict.fromkeys(r["budget"] for r in rows))
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    metrics = (("orphan_rate", "orphan rate"), ("needed_rate", "needed binding survived"))
+    fig = Figure(figsize=(11, 3.6 * len(encoders)))
+    axes = fig.subplots(len(encoders), 2, squeeze=False)
+    for row, enc in enumerate(encoders):
+        for col, (key, title) in enumerate(metrics):
+            ax = axes[row][col]
+            for k, v in enumerate(variants):
+                mine = [r for r in rows if r["encoder"] == enc and r["variant"] == v]
+                got = {r["budget"]: r[key] for r in mine}
+                ys = [np.nan if got[b] is None else got[b] for b in budgets]
+                style = "--" if mine[0]["pins"] else "-"
+                ax.plot(budgets, ys, style, marker="os^Dvx"[k % 6], markersize=8 - k, label=v)
+            ax.set_title(f"{title} ({enc})")
+            ax.set_ylim(-0.03, 1.03)
+            ax.grid(alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(variants), fontsize=8)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=110)
     return path

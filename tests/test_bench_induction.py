@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from dsgc_fast.bench import induction_suite as suite
-from dsgc_fast.bench.runner import Condition, Encodings, run
-from dsgc_fast.bench.scenarios import TEMPLATES
+from dsgc_bench import induction_suite as suite
+from dsgc_bench.runner import Condition, Encodings, run
+from dsgc_bench.scenarios import TEMPLATES
+from dsgc_bench.suite import RunConfig, execute
 
 SEEDS = (0, 1, 2)
 
@@ -28,7 +29,7 @@ def test_referent_edges_resolve_to_the_newest_binder_and_skip_self():
 
 
 def test_supplied_and_no_edges_match_the_main_suite_runner():
-    scenarios = suite._scenarios(tuple(TEMPLATES), SEEDS, 20, "medium")
+    scenarios = suite.InductionSuite().build(RunConfig(seeds=SEEDS)).scenarios
     records = suite.retention_records(scenarios, ["lexical"], Encodings())
     mine = {(r["template"], r["seed"], r["edges"]): r["full_chain"] for r in records}
     conditions = [Condition(t, "lexical", m) for t in TEMPLATES for m in ("dsgc", "no_graph")]
@@ -38,17 +39,19 @@ def test_supplied_and_no_edges_match_the_main_suite_runner():
 
 
 def test_edge_records_list_every_error():
-    scenarios = suite._scenarios(("role",), (0,), 20, "medium")
+    scenarios = suite.InductionSuite(templates=("role",)).build(RunConfig(seeds=(0,))).scenarios
     rec = suite.edge_records(scenarios)[0]
     assert rec["tp"] + rec["fn"] == len(scenarios[0].edges)
     assert len(rec["false_positives"]) == rec["fp"] and len(rec["missed"]) == rec["fn"]
 
 
-def test_run_writes_raw_summary_and_report(tmp_path):
-    result = suite.run(SEEDS[:2], ["lexical"], out=tmp_path, templates=("role", "expense"), domains=("support",))
+def test_suite_writes_raw_summary_and_report(tmp_path):
+    induction = suite.InductionSuite(templates=("role", "expense"), domains=("support",))
+    summary = execute(induction, RunConfig(seeds=SEEDS[:2], encoders=("lexical",)), tmp_path)
     raw = json.loads((tmp_path / "raw-induction.json").read_text())
     assert len(raw["retention"]) == 2 * 2 * len(suite.EDGE_SOURCES) and len(raw["sessions"]) == 2
-    summary = json.loads((tmp_path / "summary-induction.json").read_text())
-    assert summary == json.loads(json.dumps(result["summary"]))
+    saved = json.loads((tmp_path / "summary-induction.json").read_text())
+    assert set(saved) == set(suite.SUMMARY_FIELDS)
+    assert induction.load(tmp_path) == json.loads(json.dumps(summary))
     report = (tmp_path / "induction.md").read_text()
     assert "| role | lexical |" in report and "| support |" in report and "| regime:target |" in report

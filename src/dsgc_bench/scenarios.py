@@ -22,15 +22,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from dsgc_fast import whitespace_cost
+
 from . import fillers
 from .templates import CONTROLS, STRENGTHS, TARGETS, TEMPLATES, Template
 
-__all__ = ["CONTROLS", "STRENGTHS", "TARGETS", "TEMPLATES", "Scenario", "generate", "token_cost"]
-
-
-def token_cost(text: str) -> int:
-    """The paper's deterministic token cost: whitespace word count, at least 1."""
-    return max(len(text.split()), 1)
+__all__ = ["CONTROLS", "STRENGTHS", "TARGETS", "TEMPLATES", "Scenario", "generate"]
 
 
 @dataclass(frozen=True)
@@ -134,7 +131,7 @@ def generate(template: str, seed: int, *, total_blocks: int = 20, honeypot: str 
         honeypot=honeypot,
         ids=ids,
         texts=texts,
-        costs=[token_cost(x) for x in texts],
+        costs=[whitespace_cost(x) for x in texts],
         kinds=kinds,
         edges=[(chain_pos[k + 1], chain_pos[k]) for k in range(t.depth - 1)],
         query=query,

@@ -1,0 +1,139 @@
+"""The paper's main experiment and its robustness pack: seven grid suites.
+
+A ``GridSuite`` builds a grid of ``Condition`` cells (``grid.py``), runs each cell on every
+seed (``runner.run``), aggregates the records per cell (``metrics.aggregate``), analyzes
+them (``analysis.analyze_<suite>``) and renders its section (``sections.render_<suite>``).
+Files: ``raw-<suite>.json`` (every run with its trace) and ``summary-<suite>.json`` (seeds,
+encoders, engine, cells, analysis, checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import analysis, grid, runner, sections
+from .markdown import checks_table
+from .metrics import Record, aggregate
+from .runner import Condition
+from .suite import RunConfig, Section, read_json, write_json
+
+Cell = dict[str, Any]
+Summary = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GridSuite:
+    """A named grid of conditions; ``keys`` are the condition fields its cells group by.
+
+    ``intro`` opens the suite's report section; ``appendix`` holds blocks that follow its claims.
+    """
+
+    name: str
+    title: str
+    intro: str
+    keys: tuple[str, ...]
+    conditions: Callable[[Sequence[str]], list[Condition]]
+    analyze: Callable[[Sequence[Record], Sequence[Cell]], tuple[dict, list]]
+    section: Callable[[Summary, Path], list[str]]
+    appendix: tuple[str, ...] = ()
+
+    def build(self, config: RunConfig) -> list[Condition]:
+        return self.conditions(config.encoders)
+
+    def run(self, plan: list[Condition], config: RunConfig) -> dict[str, Any]:
+        from tqdm import tqdm
+
+        total = len(plan) * len(config.seeds)
+        with tqdm(total=total, desc=self.name, unit="run", disable=not config.progress, leave=False) as bar:
+            records = runner.run(plan, config.seeds, config.encodings, impl=config.impl, on_run=bar.update)
+        meta = {"suite": self.name, "seeds": list(config.seeds), "encoders": list(config.encoders)}
+        return {**meta, "impl": config.impl, "records": records}
+
+    def summarize(self, raw: dict[str, Any], config: RunConfig) -> Summary:
+        cells = aggregate(raw["records"], ("regime", *self.keys))
+        found, checks = self.analyze(raw["records"], cells)
+        meta = {k: raw[k] for k in ("suite", "seeds", "encoders", "impl")}
+        return {**meta, "title": self.title, "cells": cells, "analysis": found, "checks": checks}
+
+    def render(self, summary: Summary, out: Path) -> list[Section]:
+        (out / "plots").mkdir(parents=True, exist_ok=True)
+        parts = (self.intro, *self.section(summary, out), checks_table(summary["checks"]), *self.appendix)
+        runs = sum(c["n"] for c in summary["cells"])
+        overview = (len(summary["seeds"]), ", ".join(summary["encoders"]), summary["impl"], runs)
+        return [Section(self.name, self.title, parts, tuple(summary["checks"]), overview)]
+
+    def save(self, out: Path, raw: dict[str, Any], summary: Summary) -> None:
+        write_json(out / f"raw-{self.name}.json", raw)
+        write_json(out / f"summary-{self.name}.json", summary)
+
+    def load(self, out: Path) -> Summary | None:
+        return read_json(out / f"summary-{self.name}.json")
+
+
+MAIN = GridSuite(
+    name="main",
+    title="Main suite (paper Tables 1-3)",
+    intro=sections.INTROS["main"],
+    keys=("encoder", "template", "method"),
+    conditions=grid.main_grid,
+    analyze=analysis.analyze_main,
+    section=sections.render_main,
+    appendix=tuple(sections.calibration_parts()),
+)
+LAMBDA = GridSuite(
+    name="lambda",
+    title="Propagation weight lambda_pi (paper Table 4)",
+    intro=sections.INTROS["lambda"],
+    keys=("encoder", "template", "method", "lambda_pi"),
+    conditions=grid.lambda_grid,
+    analyze=analysis.analyze_lambda,
+    section=sections.render_lambda,
+)
+BUDGET = GridSuite(
+    name="budget",
+    title="Budget pressure and the recency baseline (paper Table 5)",
+    intro=sections.INTROS["budget"],
+    keys=("encoder", "template", "method", "multiplier"),
+    conditions=grid.budget_grid,
+    analyze=analysis.analyze_budget,
+    section=sections.render_budget,
+)
+SCALING = GridSuite(
+    name="scaling",
+    title="Context scaling (paper Table 6 and beyond)",
+    intro=sections.INTROS["scaling"],
+    keys=("encoder", "template", "method", "total_blocks"),
+    conditions=grid.scaling_grid,
+    analyze=analysis.analyze_scaling,
+    section=sections.render_scaling,
+)
+KHOP = GridSuite(
+    name="khop",
+    title="k-hop propagation: the paper's falsifiable hypothesis",
+    intro=sections.INTROS["khop"],
+    keys=("encoder", "template", "method", "total_blocks"),
+    conditions=grid.khop_grid,
+    analyze=analysis.analyze_khop,
+    section=sections.render_khop,
+)
+GRAPH_NOISE = GridSuite(
+    name="graph-noise",
+    title="Imperfect dependency graphs",
+    intro=sections.INTROS["graph-noise"],
+    keys=("encoder", "template", "method", "noise", "noise_rate"),
+    conditions=grid.graph_noise_grid,
+    analyze=analysis.analyze_graph_noise,
+    section=sections.render_graph_noise,
+)
+HONEYPOT = GridSuite(
+    name="honeypot",
+    title="Honeypot strength",
+    intro=sections.INTROS["honeypot"],
+    keys=("encoder", "template", "method", "honeypot"),
+    conditions=grid.honeypot_grid,
+    analyze=analysis.analyze_honeypot,
+    section=sections.render_honeypot,
+)

@@ -1,5 +1,0 @@
-"""``python -m dsgc_fast.bench``: the ``dsgc-bench`` command line."""
-
-from .cli import main
-
-raise SystemExit(main())

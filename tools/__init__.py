@@ -1,1 +1,0 @@
-"""Developer scripts: the NumPy/SciPy peer, synthetic stores, the peer table and profiling."""
