@@ -30,6 +30,7 @@ from .metrics import kept_values
 from .points import Point
 from .policies import Selection
 from .replay import Transcript
+from .values import leaves, normal_value, walk
 
 
 def previous_turn_share(points: Iterable[Point]) -> tuple[int, int]:
@@ -63,8 +64,6 @@ def lost_with_call_kept(point: Point, selection: Selection) -> tuple[int, int]:
 def identifier_share(transcripts: Iterable[Transcript], points: Sequence[Point]) -> tuple[int, int]:
     """``(needed values that are identifiers, needed values)`` (module docstring)."""
     surfaces: dict[tuple[str, int], dict[Any, str]] = {}
-    from .values import leaves, normal_value
-
     for tr in transcripts:
         for t, calls in enumerate(tr.calls):
             table = surfaces.setdefault((tr.session.id, t), {})
@@ -98,13 +97,7 @@ def _doc_names(doc: Any) -> Iterable[str]:
 
 
 def _json_keys(value: Any) -> Iterable[str]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _json_keys(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _json_keys(item)
+    return (str(item) for is_key, item in walk(value) if is_key)
 
 
 def schema_keys(transcript: Transcript) -> set[str]:

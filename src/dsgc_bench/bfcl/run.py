@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from dsgc_fast.encoders import CachedEncoder, make_encoder
+from dsgc_fast.messages import message_text
 
 from .. import longrange
 from .agent import CANDIDATES, RECOMMENDED_NAME
@@ -70,8 +71,6 @@ def trace_facts(transcripts: list[Transcript], points: list[Point], emb: Embeddi
         ident, n = identifier_share(trs, ps)
         audit = {"edges": 0, "schema_edges": 0, "binds": 0, "schema_binds": 0}
         for tr in trs:
-            from dsgc_fast.messages import message_text
-
             for key, value in induction_audit(tr, [message_text(m) for m in tr.messages]).items():
                 audit[key] += value
         lost = {}

@@ -87,21 +87,28 @@ def leaf_values(arguments: Mapping[str, Any]) -> list[Value]:
     return list(dict.fromkeys(v for v in out if v is not None))
 
 
-def _json_lines(value: Any) -> Iterator[str]:
-    """Keys and leaves of a parsed JSON value, one per line, numbers in normal form."""
+def walk(value: Any) -> Iterator[tuple[bool, Any]]:
+    """``(is_key, item)`` for every dict key and every leaf of a parsed JSON value, in order."""
     if isinstance(value, Mapping):
         for key, item in value.items():
-            yield str(key)
-            yield from _json_lines(item)
+            yield True, key
+            yield from walk(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _json_lines(item)
-    elif isinstance(value, bool):
-        yield "true" if value else "false"
-    elif isinstance(value, (int, float)):
-        yield number_form(value)
-    elif isinstance(value, str):
-        yield value
+            yield from walk(item)
+    else:
+        yield False, value
+
+
+def _json_lines(value: Any) -> Iterator[str]:
+    """Keys and leaves of a parsed JSON value, one per line, numbers in normal form."""
+    for is_key, item in walk(value):
+        if is_key or isinstance(item, str):
+            yield str(item)
+        elif isinstance(item, bool):
+            yield "true" if item else "false"
+        elif isinstance(item, (int, float)):
+            yield number_form(item)
 
 
 def json_view(text: str) -> str:
