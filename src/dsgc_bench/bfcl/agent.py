@@ -1,0 +1,203 @@
+"""Prototype agent policies, in NumPy on top of the harness (not the engine).
+
+Each candidate is one ``AgentPolicy`` (a frozen parameter set).  On a point with block
+embeddings ``e_i`` (the query is block ``q = n - 1``), turn ``T`` of the query and turn
+``t_i`` of block i:
+
+    a_i = <e_q, e_i>,  r = softmax(a / tau)                      (over every block, query included)
+    pi_i = sum_{(j, i) in E} w_ji r_j                            (one hop)
+    s_i = r_i + lambda * pi_i + beta * g(age_i)                  (block score; age >= 1 in the history)
+    S_u = agg_{i in u} s_i / cost_u ** delta                     (unit score; agg = max or sum)
+
+Edges ``E`` (weight 1 unless said): each tool result -> its call (what ``add_messages``
+adds); with ``trace=True`` also ``trace_edges``' step -> result edges; with
+``query_turns = h > 0`` *query -> history* edges from the query to every block of turns
+at ages ``1 .. h``, weight ``query_decay ** (age_i - 1)``, where ``age_i`` counts turns
+back (``age="turn"``: ``T - t_i``) or units back (``age="unit"``: 1 for the newest history
+unit).  ``g`` is ``"exp"``:
+``2 ** -(age - 1)`` or ``"inv"``: ``1 / age``.
+
+Selection: the query's unit is kept first.  With ``window = w > 0`` the newest units are
+then kept, newest first, while they fit in ``w`` times the room left (a reserved working
+window; a unit that does not fit ends the window).  The other units follow in descending
+``S_u`` (ties: the newer unit first), each kept if it still fits (first fit).  Units are
+whole, so no tool pair is ever broken.
+
+``AgentPolicy()`` with defaults ranks like the store's default path (one hop over the
+result -> call edges, a unit admitted at its best member's rank); ``ties="older"`` makes
+the tie order the engine's (input order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .points import Point
+from .policies import Embeddings, Selection
+
+
+@dataclass(frozen=True)
+class AgentPolicy:
+    """One candidate (module docstring for the symbols)."""
+
+    tau: float = 0.25
+    lam: float = 1.0
+    trace: bool = False
+    query_turns: int = 0
+    query_decay: float = 0.5
+    beta: float = 0.0
+    g: str = "exp"
+    agg: str = "max"
+    delta: float = 0.0
+    window: float = 0.0
+    ties: str = "newer"
+    age: str = "turn"
+    query_targets: str = "all"
+
+    def with_(self, **changes: object) -> AgentPolicy:
+        return replace(self, **changes)
+
+    def __call__(self, point: Point, emb: Embeddings, budget: int) -> Selection:
+        return select(self, point, emb.blocks(point), budget)
+
+
+def softmax(a: np.ndarray, tau: float) -> np.ndarray:
+    z = (a - a.max()) / tau
+    w = np.exp(z)
+    return w / w.sum()
+
+
+def ages(policy: AgentPolicy, point: Point) -> np.ndarray:
+    """Age of every block: turns back from the query (``age="turn"``) or units back
+    (``age="unit"``: 1 for the newest history unit); the query's own unit has age 0."""
+    if policy.age == "turn":
+        return point.turns[point.query] - np.asarray(point.turns, dtype=np.float64)
+    unit_of = point.unit_of()
+    return (unit_of[point.query] - unit_of).astype(np.float64)
+
+
+def edges(policy: AgentPolicy, point: Point) -> list[tuple[int, int, float]]:
+    """Weighted ``(dependent, prerequisite, weight)`` edges of a point (module rule)."""
+    out: dict[tuple[int, int], float] = {}
+    call_at: dict[str, int] = {}
+    for i, message in enumerate(point.messages):
+        for call in message.get("tool_calls") or ():
+            call_at[call["id"]] = i
+        if message.get("role") == "tool" and message.get("tool_call_id") in call_at:
+            out[(i, call_at[message["tool_call_id"]])] = 1.0
+    if policy.trace:
+        from dsgc_fast.induction import trace_edges
+
+        for j, i in trace_edges(list(point.messages)).tolist():
+            out.setdefault((j, i), 1.0)
+    if policy.query_turns > 0:
+        age = ages(policy, point)
+        for i in range(point.query):
+            if policy.query_targets == "tools" and point.kinds[i] not in ("call", "result"):
+                continue
+            if 1 <= age[i] <= policy.query_turns:
+                out[(point.query, i)] = policy.query_decay ** (age[i] - 1)
+    return [(j, i, w) for (j, i), w in sorted(out.items())]
+
+
+def block_scores(policy: AgentPolicy, point: Point, embs: np.ndarray) -> np.ndarray:
+    """``s_i`` of every block (module docstring)."""
+    r = softmax(embs @ embs[point.query], policy.tau)
+    pi = np.zeros(point.n)
+    for j, i, w in edges(policy, point):
+        pi[i] += w * r[j]
+    s = r + policy.lam * pi
+    if policy.beta:
+        age = np.maximum(ages(policy, point), 1.0)
+        prior = 2.0 ** -(age - 1.0) if policy.g == "exp" else 1.0 / age
+        s = s + policy.beta * prior
+    return s
+
+
+def select(policy: AgentPolicy, point: Point, embs: np.ndarray, budget: int) -> Selection:
+    """The candidate's kept blocks (module docstring)."""
+    s = block_scores(policy, point, embs)
+    units = [list(u) for u in point.units]
+    cost = np.array([int(point.costs[u].sum()) for u in units], dtype=np.int64)
+    agg = np.array([(s[u].max() if policy.agg == "max" else s[u].sum()) for u in units])
+    score = agg / np.maximum(cost, 1) ** policy.delta if policy.delta else agg
+    query_unit = next(k for k, u in enumerate(units) if point.query in u)
+    room = budget - int(cost[query_unit])
+    if room < 0:
+        return Selection(np.array([point.query], dtype=np.int64), over_budget=True)
+    kept = {query_unit}
+    if policy.window > 0:
+        reserve = int(policy.window * room)
+        for k in range(len(units) - 1, -1, -1):
+            if k in kept:
+                continue
+            if cost[k] > reserve:
+                break
+            kept.add(k)
+            reserve -= int(cost[k])
+            room -= int(cost[k])
+    order = np.arange(len(units))
+    tie = -order if policy.ties == "newer" else order
+    for k in np.lexsort((tie, -score)).tolist():
+        if k not in kept and cost[k] <= room:
+            kept.add(k)
+            room -= int(cost[k])
+    return Selection(np.array(sorted(i for k in kept for i in units[k]), dtype=np.int64))
+
+
+#: the candidates measured (names used in the tables)
+BASE = AgentPolicy()
+UNIT = BASE.with_(age="unit")
+TOOLS = UNIT.with_(query_turns=1000, query_decay=0.85, query_targets="tools")
+#: the recommendation: the store's default path plus query -> tool-unit edges (decay 0.85
+#: per unit back), the engine's tie order
+RECOMMENDED = TOOLS.with_(ties="older")
+RECOMMENDED_NAME = "(R) query->tool units d=0.85, older ties"
+CANDIDATES: dict[str, AgentPolicy] = {
+    "unit-max (store-like)": BASE.with_(ties="older"),
+    "unit-max, newer ties": BASE,
+    "(a) prior exp b=0.01": BASE.with_(beta=0.01),
+    "(a) prior exp b=0.03": BASE.with_(beta=0.03),
+    "(a) prior exp b=0.1": BASE.with_(beta=0.1),
+    "(a) prior exp b=0.3": BASE.with_(beta=0.3),
+    "(a) prior inv b=0.03": BASE.with_(beta=0.03, g="inv"),
+    "(a) prior inv b=0.1": BASE.with_(beta=0.1, g="inv"),
+    "(b) window 0.25": BASE.with_(window=0.25),
+    "(b) window 0.5": BASE.with_(window=0.5),
+    "(b) window 0.75": BASE.with_(window=0.75),
+    "(c) unit sum": BASE.with_(agg="sum"),
+    "(c) unit max, density 0.5": BASE.with_(delta=0.5),
+    "(c) unit sum, density 0.5": BASE.with_(agg="sum", delta=0.5),
+    "(c) unit sum, density 1": BASE.with_(agg="sum", delta=1.0),
+    "(d) query->prev turn": BASE.with_(query_turns=1),
+    "(d) query->2 turns (0.5)": BASE.with_(query_turns=2),
+    "(d) query->all turns (0.5)": BASE.with_(query_turns=1000),
+    "(d)+trace edges": BASE.with_(query_turns=1, trace=True),
+    "(e) (d)+(c) sum": BASE.with_(query_turns=1, agg="sum"),
+    "(e) (d)+(c) sum, density 0.5": BASE.with_(query_turns=1, agg="sum", delta=0.5),
+    "(e) (d)+(c) max, density 0.5": BASE.with_(query_turns=1, delta=0.5),
+    "(e) (d)+(a) exp b=0.03": BASE.with_(query_turns=1, beta=0.03),
+    "(e) (d)2+(c) sum, density 0.5": BASE.with_(query_turns=2, agg="sum", delta=0.5),
+    "(e) (b) 0.5+(d)": BASE.with_(window=0.5, query_turns=1),
+    "(a) unit prior exp b=0.1": UNIT.with_(beta=0.1),
+    "(a) unit prior exp b=0.3": UNIT.with_(beta=0.3),
+    "(a) unit prior inv b=0.1": UNIT.with_(beta=0.1, g="inv"),
+    "(a) unit prior inv b=0.3": UNIT.with_(beta=0.3, g="inv"),
+    "(d) query->units d=0.5": UNIT.with_(query_turns=1000, query_decay=0.5),
+    "(d) query->units d=0.7": UNIT.with_(query_turns=1000, query_decay=0.7),
+    "(d) query->units d=0.85": UNIT.with_(query_turns=1000, query_decay=0.85),
+    "(e) query->units d=0.7 + sum": UNIT.with_(query_turns=1000, query_decay=0.7, agg="sum"),
+    "(e) query->units d=0.85 + sum": UNIT.with_(query_turns=1000, query_decay=0.85, agg="sum"),
+    "(e) query->units d=0.7, dens 0.5": UNIT.with_(query_turns=1000, query_decay=0.7, delta=0.5),
+    "(d) query->tool units d=0.85": TOOLS,
+    "(e) query->tool units d=0.85 + sum": TOOLS.with_(agg="sum"),
+    "(e) query->tool units d=0.85 + sum, older ties": TOOLS.with_(agg="sum", ties="older"),
+    "(e) query->tool units d=0.5, older ties": TOOLS.with_(query_decay=0.5, ties="older"),
+    "(e) query->tool units d=0.7 + sum": TOOLS.with_(agg="sum", query_decay=0.7),
+    "(e) query->tool units d=0.5 + sum": TOOLS.with_(agg="sum", query_decay=0.5),
+    "(e) query->tool units d=0.95 + sum": TOOLS.with_(agg="sum", query_decay=0.95),
+    "(e) query->tool units of prev turn + sum": BASE.with_(query_turns=1, query_targets="tools", agg="sum"),
+    RECOMMENDED_NAME: RECOMMENDED,
+}

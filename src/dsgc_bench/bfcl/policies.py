@@ -1,0 +1,154 @@
+"""The policies compared on a scoring point, all through the public API.
+
+Every policy keeps the query (the turn's user message) and spends at most the budget.
+
+Message level (``dsgc_fast.retain`` over the blocks, the query a live root; tool calls
+and results are separate blocks, so pairs can break):
+
+- ``recency-prefix`` / ``recency-first-fit``: newest first, ``selection="prefix"`` /
+  ``"first_fit"``;
+- ``similarity``: raw similarity to the query;
+- ``dsgc``: the paper's rule with ``trace_edges(messages)`` as edges.
+
+Store level (``MemoryStore`` + ``dsgc_fast.messages.add_messages`` +
+``compact_messages``: tool units kept whole, the query a live root):
+
+- ``store-default``: ``compact_messages`` with its defaults;
+- ``store-recency``: ``policy="recency"``;
+- ``store-annotated``: every message annotated (``"dsgc"``: ``id``, ``depends_on``,
+  ``binds``, ``uses``) with what ``trace_edges`` and ``induce`` return on the blocks.
+
+When the live roots (and their referent closure) exceed the budget the engine raises
+``ReferentEvictionError``; the point then keeps the query alone and counts as *over budget*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dsgc_fast import MemoryStore, ReferentEvictionError, retain
+from dsgc_fast.messages import add_messages, compact_messages
+
+from .points import Point
+from .values import View, normal_view
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a policy kept: block indices (sorted), views and cost of extra kept text (a
+    binding table the store added), and whether the engine refused the budget."""
+
+    retained: np.ndarray
+    extra: tuple[View, ...] = ()
+    extra_cost: int = 0
+    over_budget: bool = False
+
+
+class Embeddings:
+    """Block and query embeddings of points through one memoizing encoder."""
+
+    def __init__(self, encoder: Any) -> None:
+        self.encoder = encoder
+
+    def blocks(self, point: Point) -> np.ndarray:
+        return self.encoder.encode(list(point.texts))
+
+
+def _query_only(point: Point) -> Selection:
+    return Selection(np.array([point.query], dtype=np.int64), over_budget=True)
+
+
+def _retain(point: Point, emb: Embeddings, budget: int, **options: Any) -> Selection:
+    embs = emb.blocks(point)
+    try:
+        got = retain(embs[point.query], embs, point.costs, budget, live=[point.query], **options)
+    except ReferentEvictionError:
+        return _query_only(point)
+    return Selection(np.asarray(got.retained, dtype=np.int64))
+
+
+def recency_prefix(point: Point, emb: Embeddings, budget: int) -> Selection:
+    return _retain(point, emb, budget, policy="recency", selection="prefix")
+
+
+def recency_first_fit(point: Point, emb: Embeddings, budget: int) -> Selection:
+    return _retain(point, emb, budget, policy="recency", selection="first_fit")
+
+
+def similarity(point: Point, emb: Embeddings, budget: int) -> Selection:
+    return _retain(point, emb, budget, policy="similarity")
+
+
+def dsgc_trace(point: Point, emb: Embeddings, budget: int) -> Selection:
+    from dsgc_fast.induction import trace_edges
+
+    return _retain(point, emb, budget, policy="dsgc", edges=trace_edges(list(point.messages)))
+
+
+def _block_ids(n: int) -> list[str]:
+    return [f"m{i}" for i in range(n)]
+
+
+def _compact(point: Point, emb: Embeddings, budget: int, messages: list[dict[str, Any]], **options: Any) -> Selection:
+    with MemoryStore(encoder=emb.encoder) as store:
+        ids = add_messages(store, messages)
+        index = {block_id: i for i, block_id in enumerate(ids)}
+        try:
+            compact_messages(store, budget, **options)
+        except ReferentEvictionError:
+            return _query_only(point)
+        kept, extra, extra_cost = [], [], 0
+        for block in store.blocks(embeddings=False):
+            if block.id in index:
+                kept.append(index[block.id])
+            else:  # a binding table the escalation added
+                extra.append(View(normal_view(block.text)))
+                extra_cost += block.cost
+    return Selection(np.array(sorted(kept), dtype=np.int64), tuple(extra), extra_cost)
+
+
+def store_default(point: Point, emb: Embeddings, budget: int) -> Selection:
+    return _compact(point, emb, budget, [dict(m) for m in point.messages])
+
+
+def store_recency(point: Point, emb: Embeddings, budget: int) -> Selection:
+    return _compact(point, emb, budget, [dict(m) for m in point.messages], policy="recency")
+
+
+def annotations(point: Point) -> list[dict[str, Any]]:
+    """The ``"dsgc"`` annotation of every block: ids, trace and induced edges, induced referents."""
+    from dsgc_fast.induction import induce, trace_edges
+
+    ids = _block_ids(point.n)
+    found = induce(list(point.texts))
+    edges = np.concatenate([trace_edges(list(point.messages)), found.edges]).astype(np.int64)
+    depends: list[list[str]] = [[] for _ in ids]
+    for j, i in sorted({(int(j), int(i)) for j, i in edges.tolist()}):
+        depends[j].append(ids[i])
+    return [
+        {"id": ids[i], "depends_on": depends[i], "binds": dict(found.binds[i] or {}), "uses": list(found.uses[i])}
+        for i in range(point.n)
+    ]
+
+
+def store_annotated(point: Point, emb: Embeddings, budget: int) -> Selection:
+    notes = annotations(point)
+    messages = [{**m, "dsgc": note} for m, note in zip(point.messages, notes)]
+    return _compact(point, emb, budget, messages)
+
+
+Policy = Callable[[Point, Embeddings, int], Selection]
+
+BASELINES: dict[str, Policy] = {
+    "recency-prefix": recency_prefix,
+    "recency-first-fit": recency_first_fit,
+    "similarity": similarity,
+    "dsgc": dsgc_trace,
+    "store-default": store_default,
+    "store-recency": store_recency,
+    "store-annotated": store_annotated,
+}

@@ -1,0 +1,80 @@
+"""Replay of BFCL sessions against BFCL's APIs, checked against BFCL's own executor.
+
+Runs on a small fixed subset of the development splits; skipped without bfcl-eval.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval)")
+
+from dsgc_bench.bfcl.agent import CANDIDATES, RECOMMENDED  # noqa: E402
+from dsgc_bench.bfcl.check import check_all  # noqa: E402
+from dsgc_bench.bfcl.data import SPLITS, load_sessions  # noqa: E402
+from dsgc_bench.bfcl.metrics import score  # noqa: E402
+from dsgc_bench.bfcl.points import transcript_points  # noqa: E402
+from dsgc_bench.bfcl.policies import BASELINES, Embeddings  # noqa: E402
+from dsgc_bench.bfcl.replay import parse_call, replay  # noqa: E402
+from dsgc_fast.encoders import CachedEncoder, make_encoder  # noqa: E402
+from dsgc_fast.messages import check_messages  # noqa: E402
+
+BASE_IDS = tuple(f"multi_turn_base_{k}" for k in (0, 1, 15, 32, 49, 103))
+LONG_IDS = ("multi_turn_long_context_0", "multi_turn_long_context_103")
+
+
+@pytest.fixture(scope="module")
+def transcripts():
+    sessions = load_sessions("base", BASE_IDS) + load_sessions("long_context", LONG_IDS)
+    return [replay(s) for s in sessions]
+
+
+def test_only_development_splits_are_readable():
+    assert SPLITS == ("base", "long_context")
+    with pytest.raises(ValueError, match="development splits"):
+        load_sessions("anything_else")
+
+
+def test_transcripts_are_valid_and_deterministic(transcripts):
+    for tr in transcripts:
+        check_messages(tr.messages)
+        assert len(tr.user_index) == len(tr.session.turns)
+        for message, kind in zip(tr.messages, tr.kinds):
+            if kind == "result":
+                json.loads(message["content"])
+            if kind == "call":
+                json.loads(message["tool_calls"][0]["function"]["arguments"])
+        again = replay(tr.session)
+        assert again.messages == tr.messages
+
+
+def test_every_result_equals_bfcl_executor(transcripts):
+    result = check_all(transcripts)
+    assert result.calls == sum(len(c) for tr in transcripts for c in tr.calls) > 0
+    assert result.mismatches == ()
+
+
+def test_positional_arguments_are_named():
+    name, positional, keywords = parse_call("sort('final_report.pdf')")
+    assert (name, positional, keywords) == ("sort", ["final_report.pdf"], {})
+    tr = replay(load_sessions("base", ("multi_turn_base_0",))[0])
+    call = tr.calls[2][0]
+    assert call.name == "sort" and call.arguments == {"file_name": "final_report.pdf"}
+    with pytest.raises(ValueError):
+        parse_call("f(x=y)")
+
+
+def test_prototype_reproduces_the_store_and_units_stay_whole(transcripts):
+    emb = Embeddings(CachedEncoder(make_encoder("lexical")))
+    points = [p for tr in transcripts for p in transcript_points(tr)]
+    store_like = CANDIDATES["unit-max (store-like)"]
+    for p in points:
+        budget = p.budget(0.25)
+        store = BASELINES["store-default"](p, emb, budget)
+        assert np.array_equal(store_like(p, emb, budget).retained, store.retained)
+        for policy in (RECOMMENDED, BASELINES["store-recency"], BASELINES["store-annotated"]):
+            got = score(p, policy(p, emb, budget), budget)
+            assert got.broken == 0 and got.used <= budget
