@@ -10,10 +10,13 @@ OUT    ?= results
 install: $(STAMP)
 
 # One virtual environment with every extra; torch is pinned (CPU build) by the `sentence` extra.
+# bfcl-eval is installed without its dependencies: the replay reads its data files and runs its
+# simulated APIs, which need only the standard library and mpmath (the benchmark's real sessions).
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e ".[dev,bench,sentence,tokens]"
+	$(PY) -m pip install --no-deps "bfcl-eval==2026.3.23"  # BFCL's data and simulated APIs only (stdlib + mpmath)
 	touch $(STAMP)
 
 test: $(STAMP)
