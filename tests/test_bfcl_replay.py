@@ -17,7 +17,7 @@ from dsgc_bench.bfcl.check import check_all  # noqa: E402
 from dsgc_bench.bfcl.data import SPLITS, load_sessions  # noqa: E402
 from dsgc_bench.bfcl.metrics import score  # noqa: E402
 from dsgc_bench.bfcl.points import transcript_points  # noqa: E402
-from dsgc_bench.bfcl.policies import BASELINES, Embeddings  # noqa: E402
+from dsgc_bench.bfcl.policies import BASELINES, Embeddings, _compact  # noqa: E402
 from dsgc_bench.bfcl.replay import parse_call, replay  # noqa: E402
 from dsgc_fast.encoders import CachedEncoder, make_encoder  # noqa: E402
 from dsgc_fast.messages import check_messages  # noqa: E402
@@ -73,8 +73,10 @@ def test_prototype_reproduces_the_store_and_units_stay_whole(transcripts):
     store_like = CANDIDATES["unit-max (store-like)"]
     for p in points:
         budget = p.budget(0.25)
-        store = BASELINES["store-default"](p, emb, budget)
-        assert np.array_equal(store_like(p, emb, budget).retained, store.retained)
+        paper_rule = _compact(p, emb, budget, [dict(m) for m in p.messages], policy="dsgc")
+        assert np.array_equal(store_like(p, emb, budget).retained, paper_rule.retained)
+        store = BASELINES["store-default"](p, emb, budget)  # the agent policy: the prototype (R) in the engine
+        assert np.array_equal(RECOMMENDED(p, emb, budget).retained, store.retained)
         for policy in (RECOMMENDED, BASELINES["store-recency"], BASELINES["store-annotated"]):
             got = score(p, policy(p, emb, budget), budget)
             assert got.broken == 0 and got.used <= budget
