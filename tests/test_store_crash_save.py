@@ -94,15 +94,15 @@ while True:
 """
 
 
-def build(path, generation: int, n: int, *, file_backed: bool) -> None:
+def build(path, generation: int, n: int, *, wal: bool) -> None:
     """A store of ``n`` blocks (binds, uses, dependencies, two compactions) saved at ``path``.
 
-    ``file_backed`` builds it on a WAL-mode archive file, so the saved file is in WAL mode
-    too; otherwise on ``:memory:`` (the save uses a rollback journal).
+    A save is a rollback-journal file; ``wal`` then switches it to write-ahead-log mode, as
+    saves by earlier versions (and archive files themselves) are, so that saving over it
+    writes through a WAL.
     """
     rng = np.random.default_rng(generation)
-    archive = str(path) + ".build" if file_backed else ":memory:"
-    store = MemoryStore(archive=archive)
+    store = MemoryStore(archive=str(path) + ".build")
     for i in range(n):
         store.add(
             f"gen {generation} block {i}: " + " ".join(rng.choice(["kyc", "refund", "é", "雪", "ledger"], size=20)),
@@ -116,6 +116,10 @@ def build(path, generation: int, n: int, *, file_backed: bool) -> None:
             store.compact(rng.normal(size=D), budget=int(store.used * 0.6))
     store.save(path)
     store.close()
+    if wal:
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.close()
 
 
 def snapshot(path) -> tuple:
@@ -145,9 +149,9 @@ def stores(tmp_path_factory):
         "old-wal": root / "old-wal.db",
         "new": root / "new.db",
     }
-    build(paths["old-rollback"], 0, 800, file_backed=False)
-    build(paths["old-wal"], 0, 800, file_backed=True)
-    build(paths["new"], 1, 1600, file_backed=False)
+    build(paths["old-rollback"], 0, 800, wal=False)
+    build(paths["old-wal"], 0, 800, wal=True)
+    build(paths["new"], 1, 1600, wal=False)
     assert open(paths["old-wal"], "rb").read(20)[18:20] == b"\x02\x02"  # WAL mode
     assert open(paths["old-rollback"], "rb").read(20)[18:20] == b"\x01\x01"  # rollback journal
     return paths, snapshot(paths["old-rollback"]), snapshot(paths["new"])
