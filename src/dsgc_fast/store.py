@@ -500,7 +500,7 @@ class MemoryStore:
             roots=roots,
             lambda_pi=p.effective_lambda,
             query=query_text,
-            texts=_Texts(self._active_blocks, self._slot_of),
+            texts=_Texts(self._active_blocks),
             table_block=table,
         )
         evicted = {int(slots[i]): result.reason(int(i)).label for i in result.evicted}
@@ -756,20 +756,23 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class _Texts(Mapping[str, str]):
-    """Active block id -> text, read from the store when asked (the report's ``texts``)."""
+    """Active block id -> text at the compaction (the report's ``texts``).
 
-    def __init__(self, active: Mapping[int, Block], slot_of: Mapping[str, int]) -> None:
-        self._by_slot = {slot: block.text for slot, block in active.items()}
-        self._slot_of = slot_of
+    Its own dict: the report shares nothing with the store, so another thread's later
+    ``add`` cannot change it (or break an iteration over it).
+    """
+
+    def __init__(self, active: Mapping[int, Block]) -> None:
+        self._by_id = {block.id: block.text for block in active.values()}
 
     def __getitem__(self, block_id: str) -> str:
-        return self._by_slot[self._slot_of[block_id]]
+        return self._by_id[block_id]
 
     def __iter__(self) -> Iterator[str]:
-        return (block_id for block_id, slot in self._slot_of.items() if slot in self._by_slot)
+        return iter(self._by_id)
 
     def __len__(self) -> int:
-        return len(self._by_slot)
+        return len(self._by_id)
 
 
 class _Referents:
