@@ -498,3 +498,18 @@ def test_a_closed_store_says_so(tmp_path):
         with pytest.raises(ValueError, match="the store is closed"):
             with store.atomic():
                 pass
+
+
+def test_a_report_is_not_changed_by_later_store_operations():
+    """Regression (found while closing the aliasing class): ``report.texts`` iterated the
+    store's live id map, so an ``add`` (from another thread, say) during an iteration over
+    it raised "dictionary changed size during iteration"."""
+    store = MemoryStore(encoder=LexicalEncoder())
+    for k in range(4):
+        store.add(f"kyc item {k}", id=f"i{k}")
+    report = store.compact("kyc item", 6)
+    texts = iter(report.texts)
+    first = next(texts)
+    store.add("a later block", id="later")
+    store.recall(store.archived_ids())
+    assert [first, *texts] == ["i0", "i1", "i2", "i3"] and "later" not in report.texts
