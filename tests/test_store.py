@@ -513,3 +513,26 @@ def test_a_report_is_not_changed_by_later_store_operations():
     store.add("a later block", id="later")
     store.recall(store.archived_ids())
     assert [first, *texts] == ["i0", "i1", "i2", "i3"] and "later" not in report.texts
+
+
+def test_a_commit_that_fails_rolls_back_and_the_next_transaction_works(tmp_path):
+    """A COMMIT SQLite refuses (here: a rollback-journal database a reader holds) used to leave
+    the transaction open, so the next one failed with "cannot start a transaction within a
+    transaction"; now the group rolls back and raises, and the archive goes on."""
+    from dsgc_fast.archive import Archive
+
+    archive = Archive(tmp_path / "store.db")
+    archive._conn.execute("PRAGMA journal_mode=DELETE")
+    archive._conn.execute("PRAGMA busy_timeout=50")
+    reader = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT * FROM settings").fetchall()  # holds a shared lock: COMMIT cannot write
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with archive.transaction():
+            archive.set_setting("k", "refused")
+    reader.rollback()
+    with archive.transaction():
+        archive.set_setting("k", "written")
+    assert archive.setting("k") == "written" and not archive._conn.in_transaction
+    archive.close()
+    reader.close()
