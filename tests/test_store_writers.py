@@ -46,6 +46,7 @@ def test_a_second_store_on_an_open_archive_file_is_refused(tmp_path):
     for name in (path, str(path), tmp_path / "link.db", f"file:{urllib.request.pathname2url(str(path))}"):
         with pytest.raises(ArchiveLockedError, match="one writer at a time"):
             MemoryStore(encoder=encoder, archive=name)
+    assert MemoryStore.load(path, encoder=encoder).ids() == ["a"]  # a reader in the same process
     first.add("two", id="b", embedding=np.ones(D))
     first.compact(np.ones(D), budget=1)
     first.close()

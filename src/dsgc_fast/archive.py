@@ -249,11 +249,6 @@ class Archive:
             _create_schema(self._conn)
 
     # -- transactions -------------------------------------------------------------------
-    @property
-    def in_transaction(self) -> bool:
-        """True inside ``transaction()``."""
-        return self._depth > 0
-
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Group writes into one atomic transaction; a nested group is a savepoint within it.
