@@ -205,7 +205,7 @@ def foreign_objects(draw) -> list[str]:
 
 
 @given(statements=foreign_objects())
-@settings(max_examples=examples(1))
+@settings(max_examples=examples(0.5))
 def test_fuzz_store_foreign_schema_objects_are_refused_untouched(saved, tmp_path_factory, statements):
     """Any trigger, view, index, table, virtual table, statistics table, altered table or
     other schema version on a saved store: both ways of opening refuse it with a ValueError

@@ -228,10 +228,10 @@ print(loads)
 
 def test_fuzz_two_processes_hammering_one_archive_then_every_block_is_there_once(tmp_path):
     """Two writer processes take turns on one file (each round: open, add a group of three
-    blocks, maybe compact and recall, close) while a reader loads it; ``examples(0.2)``
-    rounds each (20 in ``make test``, 400 under the long profile)."""
+    blocks, maybe compact and recall, close) while a reader loads it; ``examples(0.1)``
+    rounds each (10 in ``make test``, 200 under the long profile)."""
     path = tmp_path / "shared.db"
-    rounds = examples(0.2)
+    rounds = examples(0.1)
     writers = [
         subprocess.Popen([sys.executable, "-c", WRITER, str(path), name, str(rounds)], stdout=subprocess.PIPE, text=True)
         for name in ("p", "q")
