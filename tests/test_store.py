@@ -491,10 +491,11 @@ def test_a_closed_store_says_so(tmp_path):
         store.add("kyc account", id="a")
         store.close()
         store.close()
-        for call in (store.ids, lambda: len(store), lambda: store.get("a"), lambda: store.add("x"),
-                     lambda: store.compact("kyc", 1), lambda: store.save(tmp_path / "copy.db")):  # fmt: skip
+        calls = [lambda s: s.ids(), len, lambda s: s.get("a"), lambda s: s.add("x"), lambda s: s.compact("kyc", 1),
+                 lambda s: s.save(tmp_path / "copy.db")]  # fmt: skip
+        for call in calls:
             with pytest.raises(ValueError, match="the store is closed"):
-                call()
+                call(store)
         with pytest.raises(ValueError, match="the store is closed"):
             with store.atomic():
                 pass

@@ -15,9 +15,9 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsgc_ref import ReferentEvictionError
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.store import MemoryStore
+from dsgc_ref import ReferentEvictionError
 
 from ._cases import examples
 from .test_store import assert_closed, assert_partition, snapshot
