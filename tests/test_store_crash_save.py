@@ -6,8 +6,10 @@ commit.  A child process opens a store and saves it over an earlier save; a watc
 inside the child sends it a real SIGKILL at a chosen point of that save: when the rollback
 journal has reached a size, when the database file itself starts changing (the journal is
 then "hot": the file is half old, half new), when the write-ahead log has grown, or after a
-seeded random fraction of the save's measured duration.  Afterwards ``MemoryStore.load``
-must give exactly the old store or exactly the new one (no trigger can tell from outside
+seeded random fraction of the save's measured duration.  (For the file trigger the child's save
+keeps a 20-page cache, so the file changes under a hot journal for most of the save, not only
+in the commit's last instant, which a watcher on a busy machine missed.)  Afterwards
+``MemoryStore.load`` must give exactly the old store or exactly the new one (no trigger can tell from outside
 whether the kill landed just before or just after the commit): every block once, active or
 archived, with identical text, cost, embedding, structure and compaction log.  (Before the
 fix recorded in docs/RELIABILITY.md, ``load`` opened the file read-only and refused a file
@@ -39,6 +41,16 @@ from dsgc_fast.store import MemoryStore
 
 source, target, trigger, amount, scratch = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 store = MemoryStore.load(source)
+if trigger == "db-write":  # the save spills to the file every 20 pages: half written, journal hot, most of the save
+    import dsgc_fast.archive as archive
+    connect = archive.connect
+
+    def spilling(path, **params):
+        conn = connect(path, **params)
+        conn.execute("PRAGMA cache_size=20")
+        return conn
+
+    archive.connect = spilling
 start = os.stat(target) if os.path.exists(target) else None
 finished = threading.Lock()  # held by whichever comes first: the kill or the report of a completed save
 saved = False
