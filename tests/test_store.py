@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 import dsgc_fast
 from dsgc_fast.encoders import LexicalEncoder
+from dsgc_fast.messages import SessionError, add_messages
 from dsgc_fast.store import MemoryStore
 from dsgc_ref.contract import Reason
 
@@ -360,3 +363,177 @@ def test_skipped_block_names_the_unused_tokens():
     report = store.compact("kyc", 7)
     assert report.kept == ["a"]
     assert report.decisions["b"].why() == "evicted: did not fit the budget (rank 2, cost 5; 2 tokens left unused)"
+
+
+# -- atomic groups, save inside them, independent returned blocks ------------------------
+def test_a_failing_group_nested_in_another_rolls_back_alone(tmp_path):
+    """Regression: a refused ``add_messages`` batch inside an outer ``atomic()`` committed its
+    valid records (the nested group joined the outer transaction and undid nothing)."""
+    path = tmp_path / "store.db"
+    store = MemoryStore(encoder=LexicalEncoder(), archive=path)
+    with store.atomic():
+        store.add("outer first", id="a")
+        with pytest.raises(SessionError, match="message 1"):
+            add_messages(store, [{"role": "user", "content": "a valid message"}, {"text": "bad", "cost": -1}])
+        assert store.ids() == ["a"]
+        store.add("outer second", id="c")
+    assert store.ids() == ["a", "c"] and store.total == 2
+    store.close()
+    assert MemoryStore(encoder=LexicalEncoder(), archive=path).ids() == ["a", "c"]
+
+
+def test_groups_nested_three_deep_are_all_or_nothing_at_every_level():
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("kyc account billing", id="base")
+    with store.atomic():
+        store.add("level one kyc", id="l1")
+        with pytest.raises(KeyError):
+            with store.atomic():
+                store.add("level two", id="l2")
+                with store.atomic():
+                    store.add("level three", id="l3")
+                store.compact("kyc", 1)  # evicts; rolled back with the group
+                store.recall(["nope"])
+        assert store.ids() == ["base", "l1"] and store.archived_ids() == []
+        assert store._archive.next_compaction() == 1
+        with store.atomic():
+            store.add("level two again", id="l2b")
+    with pytest.raises(RuntimeError, match="boom"):
+        with store.atomic():
+            store.add("doomed", id="d")
+            with store.atomic():
+                store.add("doomed too", id="d2")
+            raise RuntimeError("boom")
+    assert store.ids() == ["base", "l1", "l2b"] and store.total == 3
+
+
+def test_save_inside_atomic_is_refused_at_once(tmp_path):
+    """Regression: ``save()`` inside ``atomic()`` hung forever (the backup retried its own
+    locked source).  Also: a save onto, or a load from, a file another connection holds locked
+    gives up after ``LOCK_TIMEOUT`` instead of retrying forever.  (A subprocess, so a
+    regression fails the test instead of hanging the run.)"""
+    script = f"""
+import sqlite3
+from dsgc_fast import _archive_access
+from dsgc_fast.store import MemoryStore
+_archive_access.LOCK_TIMEOUT = 0.2
+root = {str(tmp_path)!r}
+for archive in (":memory:", root + "/live.db"):
+    store = MemoryStore(archive=archive)
+    store.add("one")
+    with store.atomic():
+        store.add("two")
+        try:
+            store.save(root + "/copy.db")
+        except RuntimeError as exc:
+            print("refused:", exc)
+    store.save(root + "/copy.db")
+    print("saved", MemoryStore.load(root + "/copy.db").total)
+    store.close()
+holder = sqlite3.connect(root + "/copy.db", isolation_level=None)
+holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+holder.execute("BEGIN EXCLUSIVE")
+for attempt in (lambda: MemoryStore(archive=":memory:").save(root + "/copy.db"), lambda: MemoryStore.load(root + "/copy.db")):
+    try:
+        attempt()
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert [line.split(":")[0] for line in lines[:4]] == ["refused", "saved 2", "refused", "saved 2"]
+    assert all("inside atomic()" in line for line in lines[0:4:2])
+    assert [line.split()[0] for line in lines[4:]] == ["ArchiveLockedError", "ArchiveLockedError"]
+    assert all("locked" in line for line in lines[4:])
+
+
+def test_returned_blocks_and_reports_share_nothing_with_the_store():
+    """Regression: blocks from ``get``/``blocks``/``recall`` shared their ``binds``/``meta``
+    dicts with the store, so editing them changed later compactions (and ``get``) but not the
+    database; so did the binding-table block of a compaction report."""
+
+    def build() -> MemoryStore:
+        store = MemoryStore(encoder=LexicalEncoder())
+        store.add("system prompt for triage", id="sys", pinned=True, meta={"role": "system", "n": [1, {"k": "v"}]})
+        store.add("account 8841-C disputes a billing charge", id="t12", binds={"that account": "8841-C"})
+        store.add("kyc batch notes for the week", id="k1", meta={"tags": ["kyc"]})
+        store.add("did that account clear KYC?", id="t19", uses=["that account"])
+        return store
+
+    edited, untouched = build(), build()
+    outcomes = []
+    for store, edit in ((edited, True), (untouched, False)):
+        blocks = [store.get("t12"), *store.blocks(), *store.blocks(embeddings=False)]
+        report = store.compact("did that account clear KYC?", 4 + 5 + 5, live=["t19"])
+        table = report.binding_table.block
+        back = store.recall(["k1"]) + store.recall(["t12"])
+        if edit:
+            for block in blocks + back + [table]:
+                block.binds.clear()
+                block.meta.clear()
+                if block.embedding is not None:
+                    block.embedding[:] = 0.0
+            blocks[0].binds["that account"] = "0000-X"
+            report.binding_table.entries.clear()
+        again = store.compact("did that account clear KYC?", 4 + 5 + 5, live=["t19"])
+        outcomes.append((snapshot(store), again.kept, again.evicted, {k: d.why() for k, d in again.decisions.items()},
+                         store.binder_of("that account")))
+    assert outcomes[0] == outcomes[1]
+    assert edited.get("sys").meta == {"role": "system", "n": [1, {"k": "v"}]}
+
+
+def test_a_closed_store_says_so(tmp_path):
+    """After ``close`` every method raises ``ValueError("the store is closed")`` (reads used to
+    answer from stale memory, writes raised sqlite3.ProgrammingError); ``close`` is idempotent."""
+    for archive in (":memory:", tmp_path / "store.db"):
+        store = MemoryStore(encoder=LexicalEncoder(), archive=archive)
+        store.add("kyc account", id="a")
+        store.close()
+        store.close()
+        calls = [lambda s: s.ids(), len, lambda s: s.get("a"), lambda s: s.add("x"), lambda s: s.compact("kyc", 1),
+                 lambda s: s.save(tmp_path / "copy.db")]  # fmt: skip
+        for call in calls:
+            with pytest.raises(ValueError, match="the store is closed"):
+                call(store)
+        with pytest.raises(ValueError, match="the store is closed"):
+            with store.atomic():
+                pass
+
+
+def test_a_report_is_not_changed_by_later_store_operations():
+    """Regression (found while closing the aliasing class): ``report.texts`` iterated the
+    store's live id map, so an ``add`` (from another thread, say) during an iteration over
+    it raised "dictionary changed size during iteration"."""
+    store = MemoryStore(encoder=LexicalEncoder())
+    for k in range(4):
+        store.add(f"kyc item {k}", id=f"i{k}")
+    report = store.compact("kyc item", 6)
+    texts = iter(report.texts)
+    first = next(texts)
+    store.add("a later block", id="later")
+    store.recall(store.archived_ids())
+    assert [first, *texts] == ["i0", "i1", "i2", "i3"] and "later" not in report.texts
+
+
+def test_a_commit_that_fails_rolls_back_and_the_next_transaction_works(tmp_path):
+    """A COMMIT SQLite refuses (here: a rollback-journal database a reader holds) used to leave
+    the transaction open, so the next one failed with "cannot start a transaction within a
+    transaction"; now the group rolls back and raises, and the archive goes on."""
+    from dsgc_fast.archive import Archive
+
+    archive = Archive(tmp_path / "store.db")
+    archive._conn.execute("PRAGMA journal_mode=DELETE")
+    archive._conn.execute("PRAGMA busy_timeout=50")
+    reader = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT * FROM settings").fetchall()  # holds a shared lock: COMMIT cannot write
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with archive.transaction():
+            archive.set_setting("k", "refused")
+    reader.rollback()
+    with archive.transaction():
+        archive.set_setting("k", "written")
+    assert archive.setting("k") == "written" and not archive._conn.in_transaction
+    archive.close()
+    reader.close()

@@ -6,8 +6,10 @@ commit.  A child process opens a store and saves it over an earlier save; a watc
 inside the child sends it a real SIGKILL at a chosen point of that save: when the rollback
 journal has reached a size, when the database file itself starts changing (the journal is
 then "hot": the file is half old, half new), when the write-ahead log has grown, or after a
-seeded random fraction of the save's measured duration.  Afterwards ``MemoryStore.load``
-must give exactly the old store or exactly the new one (no trigger can tell from outside
+seeded random fraction of the save's measured duration.  (For the file trigger the child's save
+keeps a 20-page cache, so the file changes under a hot journal for most of the save, not only
+in the commit's last instant, which a watcher on a busy machine missed.)  Afterwards
+``MemoryStore.load`` must give exactly the old store or exactly the new one (no trigger can tell from outside
 whether the kill landed just before or just after the commit): every block once, active or
 archived, with identical text, cost, embedding, structure and compaction log.  (Before the
 fix recorded in docs/RELIABILITY.md, ``load`` opened the file read-only and refused a file
@@ -39,6 +41,16 @@ from dsgc_fast.store import MemoryStore
 
 source, target, trigger, amount, scratch = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 store = MemoryStore.load(source)
+if trigger == "db-write":  # the save spills to the file every 20 pages: half written, journal hot, most of the save
+    import dsgc_fast.archive as archive
+    connect = archive.connect
+
+    def spilling(path, **params):
+        conn = connect(path, **params)
+        conn.execute("PRAGMA cache_size=20")
+        return conn
+
+    archive.connect = spilling
 start = os.stat(target) if os.path.exists(target) else None
 finished = threading.Lock()  # held by whichever comes first: the kill or the report of a completed save
 saved = False
@@ -94,15 +106,15 @@ while True:
 """
 
 
-def build(path, generation: int, n: int, *, file_backed: bool) -> None:
+def build(path, generation: int, n: int, *, wal: bool) -> None:
     """A store of ``n`` blocks (binds, uses, dependencies, two compactions) saved at ``path``.
 
-    ``file_backed`` builds it on a WAL-mode archive file, so the saved file is in WAL mode
-    too; otherwise on ``:memory:`` (the save uses a rollback journal).
+    A save is a rollback-journal file; ``wal`` then switches it to write-ahead-log mode, as
+    saves by earlier versions (and archive files themselves) are, so that saving over it
+    writes through a WAL.
     """
     rng = np.random.default_rng(generation)
-    archive = str(path) + ".build" if file_backed else ":memory:"
-    store = MemoryStore(archive=archive)
+    store = MemoryStore(archive=str(path) + ".build")
     for i in range(n):
         store.add(
             f"gen {generation} block {i}: " + " ".join(rng.choice(["kyc", "refund", "é", "雪", "ledger"], size=20)),
@@ -116,6 +128,10 @@ def build(path, generation: int, n: int, *, file_backed: bool) -> None:
             store.compact(rng.normal(size=D), budget=int(store.used * 0.6))
     store.save(path)
     store.close()
+    if wal:
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.close()
 
 
 def snapshot(path) -> tuple:
@@ -145,9 +161,9 @@ def stores(tmp_path_factory):
         "old-wal": root / "old-wal.db",
         "new": root / "new.db",
     }
-    build(paths["old-rollback"], 0, 800, file_backed=False)
-    build(paths["old-wal"], 0, 800, file_backed=True)
-    build(paths["new"], 1, 1600, file_backed=False)
+    build(paths["old-rollback"], 0, 800, wal=False)
+    build(paths["old-wal"], 0, 800, wal=True)
+    build(paths["new"], 1, 1600, wal=False)
     assert open(paths["old-wal"], "rb").read(20)[18:20] == b"\x02\x02"  # WAL mode
     assert open(paths["old-rollback"], "rb").read(20)[18:20] == b"\x01\x01"  # rollback journal
     return paths, snapshot(paths["old-rollback"]), snapshot(paths["new"])

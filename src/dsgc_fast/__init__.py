@@ -14,6 +14,7 @@ from dsgc_ref.contract import (
     whitespace_cost,
 )
 
+from ._archive_access import ArchiveLockedError
 from .batch import BatchRetention, retain_batch
 from .engine import retain
 from .graph import DependencyGraph
@@ -24,6 +25,7 @@ from .store import MemoryStore
 __all__ = [
     "POLICIES",
     "SELECTIONS",
+    "ArchiveLockedError",
     "BatchRetention",
     "BindingTable",
     "DependencyGraph",

@@ -10,21 +10,41 @@ both tables or in neither.  The in-memory store changes only after the commit.
 File databases use write-ahead logging with ``synchronous=NORMAL``: a killed process loses
 nothing committed; a power cut may lose the last commits but never leaves a torn state.
 ``":memory:"`` gives a private in-memory database (``save``/``backup_to`` copy it to a file).
+
+A file archive has one writer at a time (``WriterLock``); a database is used as an archive
+or loaded only if its schema objects are exactly the ones this module creates, with its
+schema version: no trigger, view, index or table of anyone else's comes along, and another
+program's database is refused untouched.  A saved file is in rollback-journal mode, so it
+loads from read-only storage (see ``_archive_access``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
 import sqlite3
-import urllib.request
+import stat
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ._archive_access import (
+    WriterLock,
+    access_error,
+    backup,
+    check_single_name,
+    connect,
+    database_error,
+    database_path,
+    is_locked,
+    open_snapshot,
+)
 
 SCHEMA_VERSION = 1
 
@@ -42,13 +62,13 @@ _BLOCK_SCHEMA = """
     meta TEXT NOT NULL
 """
 _SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS active ({_BLOCK_SCHEMA});
-CREATE TABLE IF NOT EXISTS archive ({_BLOCK_SCHEMA},
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE active ({_BLOCK_SCHEMA});
+CREATE TABLE archive ({_BLOCK_SCHEMA},
     compaction INTEGER NOT NULL,
     reason TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS compactions (
+CREATE TABLE compactions (
     number INTEGER PRIMARY KEY,
     query TEXT NOT NULL,
     budget INTEGER NOT NULL,
@@ -79,6 +99,14 @@ class Block:
     pinned: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
     embedding: np.ndarray = field(default=None, repr=False, compare=False)
+
+    def detached(self, embedding: np.ndarray | None = None) -> Block:
+        """A copy that shares no mutable value with this block, with ``embedding`` as its vector.
+
+        ``binds`` and ``meta`` (decoded JSON) are copied, so that editing a block a store
+        returned changes neither the store nor any other block it returns.
+        """
+        return dataclasses.replace(self, binds=dict(self.binds), meta=_copied_json(self.meta), embedding=embedding)
 
     def to_row(self) -> tuple:
         """The block as a row of the ``active``/``archive`` tables."""
@@ -118,6 +146,15 @@ class Block:
         return block
 
 
+def _copied_json(value: Any) -> Any:
+    """A deep copy of decoded JSON data (dicts, lists, scalars)."""
+    if isinstance(value, dict):
+        return {k: _copied_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied_json(v) for v in value]
+    return value
+
+
 def _decoded(text: Any, kind: type) -> Any:
     """A JSON column's value, which must be of type ``kind``."""
     value = json.loads(text)
@@ -152,75 +189,90 @@ class ArchivedBlock:
 
 
 class Archive:
-    """The store's SQLite database (a file path or ``":memory:"``).
+    """The store's SQLite database (a file path, a ``file:`` URI or ``":memory:"``).
 
-    Writes outside ``transaction()`` commit immediately; inside it they commit together
-    or not at all.
+    Opening a file first reads it without writing: a file with several hard links, or a
+    database with anything but this module's schema, is refused (``ValueError``, the file
+    untouched).  Then it takes the writer lock (``ArchiveLockedError`` if another store
+    holds it) and makes an empty database an archive.  Writes outside ``transaction()``
+    commit immediately; inside it they commit together or not at all.
     """
 
     def __init__(self, path: str | os.PathLike = ":memory:") -> None:
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"archive must be a file path or ':memory:', got {type(path).__name__}")
-        self.path = os.fspath(path)
+        self._writer: WriterLock | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._depth = 0
+        self.path = database_path(path)
         #: the file the blocks came from (``path``, or the file given to ``restore_from``)
         self.origin = self.path
         try:
-            self._conn = sqlite3.connect(self.path, isolation_level=None)
-        except sqlite3.OperationalError as exc:  # a directory, a missing parent directory
-            raise ValueError(f"cannot open the archive {self.path!r}: {exc}") from None
-        self._depth = 0
-        try:
-            if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=NORMAL")
-            with self.transaction():
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        self._conn.execute(statement)
-                if self.setting("schema_version") is None:
-                    self.set_setting("schema_version", str(SCHEMA_VERSION))
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged schema can garble the message
-            self._conn.close()
-            raise ValueError(f"{self.path!r} is not a dsgc store database: {exc}") from None
-        self.check_schema()
+            if self.path == ":memory:":
+                self._conn = connect(self.path)
+                self._create()
+                return
+            self._open_file()
+        except BaseException:
+            self.close()
+            raise
+        _OPEN_FILE_ARCHIVES.add(self)
 
-    def check_schema(self) -> None:
-        """Raise ``ValueError`` unless the database has this module's tables and schema version."""
+    def _open_file(self) -> None:
         try:
-            columns = {t: self._conn.execute(f"PRAGMA table_info({t})").fetchall() for t in _expected_columns()}
-            version = self.setting("schema_version") if columns["settings"] else None
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{self.origin!r} is not a dsgc store database: {exc}") from None
-        missing = sorted(t for t, cols in columns.items() if not cols)
-        if missing:
-            raise ValueError(f"{self.origin!r} is not a dsgc store database: no table(s) {missing}")
-        for table, want in _expected_columns().items():
-            if columns[table] != want:
-                raise ValueError(f"{self.origin!r} is not a dsgc store database: table {table!r} has other columns")
-        if version != str(SCHEMA_VERSION):
-            raise ValueError(f"archive {self.origin!r} has schema version {version}, expected {SCHEMA_VERSION}")
+            self._conn = connect(self.path)
+        except sqlite3.Error as exc:  # a directory, a missing parent directory
+            raise database_error(exc, self.path, f"cannot open the archive {self.path!r}") from None
+        try:
+            check_single_name(self.path)
+            self._is_store()  # another program's database is refused before anything is made beside it
+            self._writer = WriterLock(self.path)
+            if self._is_store():  # read again under the lock
+                self._use_write_ahead_log()
+            else:
+                self._use_write_ahead_log()
+                self._create()
+        except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged schema can garble the message
+            raise database_error(exc, self.path, f"{self.path!r} is not a dsgc store database") from None
+
+    def _is_store(self) -> bool:
+        """False for an empty database; True for a store; ``ValueError`` for anything else."""
+        if not _schema_objects(self._conn):
+            return False
+        check_schema(self._conn, self.path)
+        return True
+
+    def _use_write_ahead_log(self) -> None:
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _create(self) -> None:
+        with self.transaction():
+            _create_schema(self._conn)
 
     # -- transactions -------------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Group writes into one atomic transaction (nested uses join the outer one)."""
+        """Group writes into one atomic transaction; a nested group is a savepoint within it.
+
+        If a group raises, its writes roll back (a nested group's alone: the enclosing
+        group goes on if it handles the error) and the error propagates.
+        """
         if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        self._conn.execute("BEGIN IMMEDIATE")
-        self._depth = 1
+            name = f"level{self._depth}"
+            begin, end, undo = f"SAVEPOINT {name}", f"RELEASE {name}", (f"ROLLBACK TO {name}", f"RELEASE {name}")
+        else:
+            begin, end, undo = "BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",)
+        self._conn.execute(begin)
+        self._depth += 1
         try:
             yield
+            self._conn.execute(end)
         except BaseException:
-            self._depth = 0
-            self._conn.execute("ROLLBACK")
+            if self._conn.in_transaction:  # SQLite may already have rolled back (a full disk, say)
+                for statement in undo:
+                    self._conn.execute(statement)
             raise
-        self._depth = 0
-        self._conn.execute("COMMIT")
+        finally:
+            self._depth -= 1
 
     # -- settings -----------------------------------------------------------------------
     def setting(self, key: str) -> str | None:
@@ -291,12 +343,22 @@ class Archive:
         return [ArchivedBlock(Block.from_row(r), int(r[10]), r[11]) for r in rows]
 
     def all_blocks(self) -> Iterator[tuple[Block, bool]]:
-        """Every block with its state (True = active), ordered by seq."""
-        rows = self._conn.execute(
-            f"SELECT {_BLOCK_COLUMNS}, 1 FROM active UNION ALL SELECT {_BLOCK_COLUMNS}, 0 FROM archive ORDER BY seq"
-        )
-        for row in rows:
-            yield Block.from_row(row), bool(row[10])
+        """Every block with its state (True = active), ordered by seq.
+
+        A locked or unreadable database raises ``ArchiveLockedError``/``PermissionError``;
+        other database errors (damage) propagate as ``sqlite3.DatabaseError``.
+        """
+        try:
+            rows = self._conn.execute(
+                f"SELECT {_BLOCK_COLUMNS}, 1 FROM active UNION ALL SELECT {_BLOCK_COLUMNS}, 0 FROM archive ORDER BY seq"
+            )
+            for row in rows:
+                yield Block.from_row(row), bool(row[10])
+        except sqlite3.DatabaseError as exc:
+            error = access_error(exc, self.origin)
+            if error is None:
+                raise
+            raise error from None
 
     # -- compaction log -----------------------------------------------------------------
     def log_compaction(self, query: str, budget: int, policy: str, kept: int, evicted: int, used: int) -> int:
@@ -313,50 +375,161 @@ class Archive:
 
     # -- whole database -----------------------------------------------------------------
     def backup_to(self, path: str | os.PathLike) -> None:
-        """Write a consistent snapshot of the whole database to ``path`` (overwritten)."""
-        target = os.fspath(path)
-        if self.path != ":memory:" and os.path.abspath(target) == os.path.abspath(self.path):
-            raise ValueError(f"cannot save the store onto its own archive file {target!r}")
-        dest = sqlite3.connect(target)
+        """Write a consistent snapshot of the whole database to ``path`` (overwritten).
+
+        Refused inside ``transaction()`` (the group is not committed yet), onto this
+        database's own file under any name (a symbolic link, a hard link, a ``file:`` URI),
+        and onto the archive of an open store.  The file is left in rollback-journal mode
+        (unless a reader holds it open then; it loads either way).
+        """
+        if self._depth:
+            raise RuntimeError("cannot save inside atomic(): the group is not committed yet; save after the block")
+        target = database_path(path)
+        if target == ":memory:" or os.path.isdir(target):
+            raise ValueError(f"save needs a file path, got {target!r}")
+        if os.path.exists(target):
+            if self.path != ":memory:" and os.path.samefile(target, self.path):
+                raise ValueError(f"cannot save the store onto its own archive file {target!r}")
+            check_single_name(target)
+        writer = WriterLock(target, create=False)  # an archive's lock file exists: refuse a live one
         try:
-            self._conn.backup(dest)
+            dest = connect(target)
+            try:
+                backup(self._conn, dest, repr(target))
+                _leave_write_ahead_log(dest)
+            finally:
+                dest.close()
+        except sqlite3.Error as exc:
+            raise database_error(exc, target, f"cannot save to {target!r}") from None
         finally:
-            dest.close()
+            writer.release()
 
     def restore_from(self, path: str | os.PathLike) -> None:
-        """Replace this (empty) database with a copy of the database at ``path``.
+        """Replace this (empty) database with a copy of the saved store at ``path``.
 
-        The file is opened for writing (never created) so that SQLite can roll back the
-        journal a save killed midway leaves behind: the copy is the last complete save.
+        The file is checked and copied in one read transaction (``open_snapshot`` opens it),
+        so the schema checked is the schema copied; a file that is not a store, has another
+        schema version or holds schema objects this module does not create is refused
+        before anything is copied.
         """
-        source_path = os.fspath(path)
-        if not os.path.isfile(source_path):
+        source_path = database_path(path)
+        try:
+            regular = stat.S_ISREG(os.stat(source_path).st_mode)  # PermissionError: a folder on the way
+        except FileNotFoundError:
+            regular = False
+        if not regular:
             raise FileNotFoundError(f"no saved store at {source_path!r}")
         self.origin = source_path
-        uri = f"file:{urllib.request.pathname2url(os.path.abspath(source_path))}?mode=rw"
-        source = sqlite3.connect(uri, uri=True)
+        not_a_store = f"{source_path!r} is not a dsgc store database"
         try:
-            source.backup(self._conn)
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{source_path!r} is not a dsgc store database: {exc}") from None
+            source = open_snapshot(source_path)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise database_error(exc, source_path, not_a_store) from None
+        try:
+            source.execute("BEGIN")
+            check_schema(source, source_path)
+            backup(source, self._conn, repr(source_path))
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise database_error(exc, source_path, not_a_store) from None
         finally:
             source.close()
-        self.check_schema()
 
     def close(self) -> None:
-        self._conn.close()
+        """Close the database and release the writer lock (idempotent)."""
+        if self._conn is not None:
+            self._conn.close()
+        if self._writer is not None:
+            self._writer.release()
+
+    def __del__(self) -> None:
+        # A store dropped without ``close`` releases its archive at once: an ``sqlite3``
+        # connection sits in a reference cycle (its statement cache) and would otherwise
+        # hold the writer lock until the cyclic garbage collector runs.
+        self.close()
+
+
+#: the file archives open in this process (closed in a forked child, see below)
+_OPEN_FILE_ARCHIVES: weakref.WeakSet[Archive] = weakref.WeakSet()
+
+
+def _close_inherited_archives() -> None:
+    """In a forked child, close the connections inherited from the parent's open archives.
+
+    SQLite keeps its lock state per process in memory: an inherited connection would make a
+    store the child opens on the same file look locked by the child itself, and it must
+    never be used (SQLite forbids carrying a connection across ``fork``).  Closing it in the
+    child touches neither the parent's locks (POSIX locks are not inherited) nor the data
+    (the parent still holds the database, so the child does not checkpoint it).
+    """
+    for archive in list(_OPEN_FILE_ARCHIVES):
+        archive.close()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_inherited_archives)
+
+
+def _leave_write_ahead_log(conn: sqlite3.Connection) -> None:
+    """Switch a saved file to rollback-journal mode, which read-only storage can read.
+
+    The backup copies the source's header, so a file-backed store's snapshot starts in
+    write-ahead-log mode.  The switch needs the file to itself: while a reader holds it
+    open the file stays as it is (``open_snapshot`` reads both modes).
+    """
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.OperationalError as exc:
+        if not is_locked(exc):
+            raise
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables and record the schema version (on an empty database)."""
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("INSERT INTO settings (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _schema_objects(conn: sqlite3.Connection) -> set[tuple]:
+    """Every schema object of the database: ``(type, name, table, sql)`` rows of ``sqlite_master``."""
+    return set(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
 
 
 @functools.cache
-def _expected_columns() -> dict[str, list[tuple]]:
-    """``PRAGMA table_info`` of every table of the schema (from a scratch in-memory database)."""
+def _expected_objects() -> frozenset[tuple]:
+    """The schema objects ``_create_schema`` makes (tables and their automatic indexes)."""
     conn = sqlite3.connect(":memory:")
     try:
-        conn.executescript(_SCHEMA)
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        return {t: conn.execute(f"PRAGMA table_info({t})").fetchall() for t in tables}
+        _create_schema(conn)
+        return frozenset(_schema_objects(conn))
     finally:
         conn.close()
+
+
+def check_schema(conn: sqlite3.Connection, origin: str) -> None:
+    """Raise ``ValueError`` unless the database holds exactly this module's schema objects and version.
+
+    Exactly: a trigger, view, index or table the store does not create would run or be kept
+    with the data (a trigger runs on every write), so any of them refuses the database.
+    """
+    found, expected = _schema_objects(conn), _expected_objects()
+    ours = {(kind, name) for kind, name, _, _ in expected}
+    foreign = sorted(f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours)
+    if foreign:
+        raise ValueError(f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}")
+    present = {(kind, name) for kind, name, _, _ in found}
+    missing = sorted(name for kind, name, _, _ in expected if kind == "table" and (kind, name) not in present)
+    if missing:
+        raise ValueError(f"{origin!r} is not a dsgc store database: no table(s) {missing}")
+    altered = sorted(f"{kind} {name!r}" for kind, name, _, _ in found - expected)
+    if altered:
+        raise ValueError(f"{origin!r} is not a dsgc store database: {altered} defined otherwise than the store does")
+    row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
+    version = None if row is None else row[0]
+    if version != str(SCHEMA_VERSION):
+        raise ValueError(f"archive {origin!r} has schema version {version}, expected {SCHEMA_VERSION}")
 
 
 def _prefixed(alias: str) -> str:

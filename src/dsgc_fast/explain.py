@@ -258,9 +258,16 @@ def build_report(
         budget=result.budget,
         used=int(result.used),
         query=query,
-        binding_table=table_block,
+        binding_table=_detached_table(table_block),
         texts=texts,
     )
+
+
+def _detached_table(table: BindingTableBlock | None) -> BindingTableBlock | None:
+    """The report's own copy of the table block (the store keeps the block it adds)."""
+    if table is None:
+        return None
+    return BindingTableBlock(table.block.detached(table.block.embedding), list(table.entries))
 
 
 class _Facts:

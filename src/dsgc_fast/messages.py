@@ -390,7 +390,7 @@ def to_messages(store: MemoryStore) -> list[dict[str, Any]]:
     tables = []
     for block in store.blocks(embeddings=False):
         if "message" in block.meta:
-            out.append(copy.deepcopy(block.meta["message"]))
+            out.append(block.meta["message"])  # the store returns blocks of their own
         elif block.meta.get("kind") == BINDING_TABLE_KIND:
             tables.append({"role": "system", "content": block.text})
         else:

@@ -10,14 +10,22 @@ store.  The database is the record: opening a store on an existing archive file 
 Per-block data lives in append-only arrays that grow by doubling (embeddings, costs, flags,
 the edge list), so ``add`` is amortized O(1); ``compact`` gathers the active rows and remaps
 the edge list with vectorized indexing, O(N + E), and never rebuilds anything per turn.
+
+A store may be used from any thread: every method holds the store's lock, so calls from
+several threads run one at a time (an ``atomic()`` group holds it to its end).  A file
+archive has one writer: a second store on the same file, in this process or another, is
+refused with ``ArchiveLockedError`` until the first closes (or its process dies); readers
+(``MemoryStore.load`` of the file) are not.  A forked process must open its own store.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Unpack
@@ -27,6 +35,7 @@ import numpy as np
 from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar, whitespace_cost
 
 from . import _validate
+from ._archive_access import database_error
 from .archive import Archive, ArchivedBlock, Block
 from .encoders import check_unicode
 from .engine import retain
@@ -43,6 +52,20 @@ BINDING_TABLE_KIND = "binding_table"
 MAX_COST = 2**32 - 1
 #: the store's default knobs: the agent policy (without working ages it ranks as dsgc)
 AGENT_PARAMS = Params(policy="agent")
+
+
+def _serialized(method: Callable) -> Callable:
+    """Run ``method`` holding the store's lock, on an open store, in the process that opened it."""
+
+    @functools.wraps(method)
+    def run(self: MemoryStore, *args: Any, **kwargs: Any) -> Any:
+        self._enter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._lock.release()
+
+    return run
 
 
 def default_encoder() -> Encoder:
@@ -76,9 +99,10 @@ class MemoryStore:
 
     ``encoder(list[str]) -> (n, d)`` embeds texts (default: the lexical hashing encoder);
     ``token_counter(str) -> int`` gives a block's cost (default: the paper's whitespace
-    count); ``archive`` is the SQLite database: a file path (resumed if it exists) or
-    ``":memory:"``; ``params`` (a ``Params``) are the scoring knobs ``compact`` uses unless
-    told otherwise (default: ``AGENT_PARAMS``, the agent policy).
+    count); ``archive`` is the SQLite database: a file path or ``file:`` URI (resumed if
+    it exists; one store at a time per file, see the module docstring) or ``":memory:"``;
+    ``params`` (a ``Params``) are the scoring knobs ``compact`` uses unless told otherwise
+    (default: ``AGENT_PARAMS``, the agent policy).
     """
 
     def __init__(
@@ -98,6 +122,9 @@ class MemoryStore:
             raise TypeError("token_counter must be a callable str -> int")
         self._encode_texts = encode
         self._token_counter = token_counter if token_counter is not None else whitespace_cost
+        self._lock = threading.RLock()
+        self._pid = os.getpid()
+        self._closed = False
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
         self._resume()
@@ -105,17 +132,31 @@ class MemoryStore:
     def _resume(self) -> None:
         """Rebuild from the database and record the encoder; on any error close the database.
 
-        A database SQLite refuses to write (a damaged header, say) is a ``ValueError``.
+        A database SQLite refuses to write (a damaged header, say) is a ``ValueError``; a
+        locked one an ``ArchiveLockedError``.
         """
         try:
             self._rebuild()
             try:
                 self._record_encoder()
             except sqlite3.DatabaseError as exc:
-                raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
+                origin = self._archive.origin
+                raise database_error(exc, origin, f"archive {origin!r} is corrupt") from None
         except BaseException:
             self._archive.close()
             raise
+
+    def _enter(self) -> None:
+        """Take the store's lock; raise unless the store is open and this process opened it."""
+        if self._pid != os.getpid() and self._archive.path != ":memory:":
+            raise RuntimeError(
+                f"this MemoryStore was opened by process {self._pid} on {self._archive.path!r}; "
+                "a forked process must open its own store"
+            )
+        self._lock.acquire()
+        if self._closed:
+            self._lock.release()
+            raise ValueError("the store is closed")
 
     def _record_encoder(self) -> None:
         """Remember the encoder's ``name`` in the database; refuse a different named encoder."""
@@ -176,18 +217,25 @@ class MemoryStore:
     # -- adding blocks ------------------------------------------------------------------
     @contextmanager
     def atomic(self) -> Iterator[None]:
-        """Group operations (``add``, ``recall``): all of them happen, or none.
+        """Group operations (``add``, ``recall``, ``compact``): all of them happen, or none.
 
-        They share one database transaction; if the block raises, the transaction rolls
-        back and the in-memory store is rebuilt from the database, then the error propagates.
+        They share one database transaction; a group nested in another is a savepoint.  If
+        a group raises, its writes roll back (a nested group's alone), the in-memory store
+        is rebuilt from the database, and the error propagates.  The group holds the
+        store's lock: other threads wait until it ends.  ``save`` inside a group is refused.
         """
+        self._enter()
         try:
-            with self._archive.transaction():
-                yield
-        except BaseException:
-            self._rebuild()
-            raise
+            try:
+                with self._archive.transaction():
+                    yield
+            except BaseException:
+                self._rebuild()
+                raise
+        finally:
+            self._lock.release()
 
+    @_serialized
     def add(
         self,
         text: str,
@@ -283,26 +331,31 @@ class MemoryStore:
         return np.ascontiguousarray(vectors)
 
     # -- reading ------------------------------------------------------------------------
+    @_serialized
     def __len__(self) -> int:
         """Number of active blocks."""
         return len(self._active_blocks)
 
+    @_serialized
     def __contains__(self, block_id: object) -> bool:
         """True if ``block_id`` is an active block."""
         slot = self._slot_of.get(block_id) if isinstance(block_id, str) else None
         return slot is not None and slot in self._active_blocks
 
     @property
+    @_serialized
     def total(self) -> int:
         """Number of blocks ever added (active plus archived)."""
         return len(self._ids)
 
     @property
+    @_serialized
     def dimension(self) -> int | None:
         """Embedding dimension d (None before the first block)."""
         return None if self._emb is None else int(self._emb.view().shape[1])
 
     @property
+    @_serialized
     def used(self) -> int:
         """Total cost of the active blocks."""
         return int(self._cost.view()[self._active.view()].sum())
@@ -311,25 +364,30 @@ class MemoryStore:
     def archive_path(self) -> str:
         return self._archive.path
 
+    @_serialized
     def ids(self) -> list[str]:
         """Active block ids, oldest first."""
         return [self._ids[s] for s in sorted(self._active_blocks)]
 
+    @_serialized
     def archived_ids(self) -> list[str]:
         """Archived block ids, oldest first."""
         return [self._ids[s] for s in np.flatnonzero(~self._active.view())]
 
+    @_serialized
     def blocks(self, *, embeddings: bool = True) -> list[Block]:
         """Active blocks, oldest first (``embeddings=False`` leaves ``Block.embedding`` None)."""
         slots = sorted(self._active_blocks)
         if not embeddings:
-            return [self._active_blocks[s] for s in slots]
+            return [self._active_blocks[s].detached() for s in slots]
         return [self._with_embedding(s) for s in slots]
 
+    @_serialized
     def has(self, block_id: str) -> bool:
         """True if ``block_id`` names a block, active or archived."""
         return block_id in self._slot_of
 
+    @_serialized
     def get(self, block_id: str) -> Block:
         """An active or archived block by id (archived ones are read from the archive)."""
         slot = self._slot(block_id)
@@ -340,11 +398,13 @@ class MemoryStore:
             raise ValueError(f"archive {self._archive.origin!r} is corrupt: archived block {block_id!r} is missing")
         return found[0].block
 
+    @_serialized
     def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
         """Archived blocks (all, or these ids) with the compaction and reason that evicted them."""
         slots = np.flatnonzero(~self._active.view()) if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
         return self._archive.archived(slots)
 
+    @_serialized
     def binder_of(self, referent: str) -> str | None:
         """The id of the newest block (active or archived) binding ``referent``, if any."""
         slot = self._newest_binder.get(referent)
@@ -356,9 +416,10 @@ class MemoryStore:
         return self._slot_of[block_id]
 
     def _with_embedding(self, slot: int) -> Block:
-        return dataclasses.replace(self._active_blocks[slot], embedding=self._emb.view()[slot].copy())
+        return self._active_blocks[slot].detached(self._emb.view()[slot].copy())
 
     # -- compaction ---------------------------------------------------------------------
+    @_serialized
     def compact(
         self,
         query: str | Sequence[str] | Any,
@@ -439,7 +500,7 @@ class MemoryStore:
             roots=roots,
             lambda_pi=p.effective_lambda,
             query=query_text,
-            texts=_Texts(self._active_blocks, self._slot_of),
+            texts=_Texts(self._active_blocks),
             table_block=table,
         )
         evicted = {int(slots[i]): result.reason(int(i)).label for i in result.evicted}
@@ -526,6 +587,7 @@ class MemoryStore:
         return BindingTableBlock(block, entries)
 
     # -- recall -------------------------------------------------------------------------
+    @_serialized
     def recall(self, ids: str | Iterable[str]) -> list[Block]:
         """Bring archived blocks back to the active set; return them with their text.
 
@@ -562,13 +624,21 @@ class MemoryStore:
         return sorted(seen)
 
     def _mark_active(self, restored: list[Block]) -> None:
+        """Record restored blocks as active (keeping copies: the caller gets ``restored``)."""
         for block in restored:
             self._active.view()[block.seq] = True
-            self._active_blocks[block.seq] = dataclasses.replace(block, embedding=None)
+            self._active_blocks[block.seq] = block.detached()
 
     # -- whole store --------------------------------------------------------------------
+    @_serialized
     def save(self, path: str | os.PathLike) -> None:
-        """Write the whole store (active blocks, archive, compaction log) to a SQLite file."""
+        """Write the whole store (active blocks, archive, compaction log) to a SQLite file.
+
+        The file is a consistent snapshot in rollback-journal mode (it loads from read-only
+        storage).  Refused: inside ``atomic()`` (``RuntimeError``), onto the store's own
+        archive under any name (``ValueError``), onto another open store's archive
+        (``ArchiveLockedError``).
+        """
         self._archive.backup_to(path)
 
     @classmethod
@@ -582,7 +652,11 @@ class MemoryStore:
     ) -> MemoryStore:
         """A store restored from a file written by ``save``, working on a copy in ``archive``.
 
-        Pass the encoder and token counter the saved store was built with.
+        Pass the encoder and token counter the saved store was built with.  The file is
+        only read: it may sit on read-only storage, or be the live archive of another store
+        (the copy is its last commit).  It must hold exactly a store's schema objects: a
+        file with a trigger, view, index or table the store does not create is refused
+        (``ValueError``), so loading an untrusted file yields data, never code.
         """
         store = cls(encoder=encoder, token_counter=token_counter, archive=archive)
         if store.total:
@@ -597,8 +671,10 @@ class MemoryStore:
         return store
 
     def close(self) -> None:
-        """Close the database (the store cannot be used afterwards)."""
-        self._archive.close()
+        """Close the database and release the archive file (idempotent; the store cannot be used afterwards)."""
+        with self._lock:
+            self._closed = True
+            self._archive.close()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -680,20 +756,23 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 class _Texts(Mapping[str, str]):
-    """Active block id -> text, read from the store when asked (the report's ``texts``)."""
+    """Active block id -> text at the compaction (the report's ``texts``).
 
-    def __init__(self, active: Mapping[int, Block], slot_of: Mapping[str, int]) -> None:
-        self._by_slot = {slot: block.text for slot, block in active.items()}
-        self._slot_of = slot_of
+    Its own dict: the report shares nothing with the store, so another thread's later
+    ``add`` cannot change it (or break an iteration over it).
+    """
+
+    def __init__(self, active: Mapping[int, Block]) -> None:
+        self._by_id = {block.id: block.text for block in active.values()}
 
     def __getitem__(self, block_id: str) -> str:
-        return self._by_slot[self._slot_of[block_id]]
+        return self._by_id[block_id]
 
     def __iter__(self) -> Iterator[str]:
-        return (block_id for block_id, slot in self._slot_of.items() if slot in self._by_slot)
+        return iter(self._by_id)
 
     def __len__(self) -> int:
-        return len(self._by_slot)
+        return len(self._by_id)
 
 
 class _Referents:
