@@ -1,10 +1,16 @@
-"""Same result with 1 and 2 Numba threads, serial and parallel dispatchers, run after run."""
+"""Same result with 1 and 2 Numba threads, serial and parallel dispatchers, run after run;
+parallel retains from 8 threads at once and in forked children and pools, per threading layer."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+
+import pytest
+
+from dsgc_fast import _config
 
 SCRIPT = r"""
 import hashlib, numpy as np, dsgc_fast
@@ -66,3 +72,74 @@ def test_kernels_stay_in_bounds_under_numba_boundscheck():
     out = subprocess.run([sys.executable, "-c", BOUNDS_SCRIPT], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+LAYER_SCRIPT = r"""
+import hashlib, json, os, threading
+import multiprocessing as mp
+import numpy as np, numba, dsgc_fast
+from dsgc_fast import _config
+
+N = 5_000  # above the small-store path; DSGC_PARALLEL_MIN_N=0 sends it to the parallel kernels
+
+
+def digest(seed):
+    rng = np.random.default_rng(seed)
+    embs, q = rng.normal(size=(N, 8)), rng.normal(size=(2, 8))
+    costs = rng.integers(1, 9, size=N)
+    edges = rng.integers(0, N, size=(2 * N, 2))
+    h = hashlib.sha256()
+    for hops in (1, 3):
+        r = dsgc_fast.retain(q, embs, costs, int(costs.sum()) // 3, edges=edges, hops=hops)
+        for a in (r.retained, r.scores, r.reasons):
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def threads():  # eight threads call retain at once
+    out = [None] * 8
+    def work(k):
+        out[k] = digest(k % 2)
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    return out
+
+
+def forks():  # a forked child (a prefork server's worker) and a fork-started Pool
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.write(write, json.dumps([digest(0), digest(1), _config.parallel(N)]).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    with mp.get_context("fork").Pool(2) as pool:
+        pooled = pool.map_async(digest, [0, 1]).get(timeout=60)
+    return {"child_status": status, "child": json.loads(child or "null"), "pool": pooled}
+
+
+parent = [digest(0), digest(1)]  # parallel kernels: the layer's threads are running now
+print(json.dumps({"layer": numba.threading_layer(), "parent": parent, "threads": threads(), **forks()}))
+"""
+
+
+@pytest.mark.parametrize("layer", ["auto", "omp"])
+def test_parallel_retains_in_threads_forked_children_and_pools(layer):
+    """Regression: after a parallel retain, a forked child aborted at its first parallel retain
+    (GNU OpenMP) and a fork-started Pool hung.  Also 8 threads at once.  A hang fails through
+    the timeouts."""
+    env = dict(os.environ, DSGC_PARALLEL_MIN_N="0", DSGC_THREADING_LAYER=layer)
+    out = subprocess.run([sys.executable, "-c", LAYER_SCRIPT], env=env, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.splitlines()[-1])  # TBB may print a note on forking right after threads ran
+    assert got["layer"] == layer if layer != "auto" else got["layer"] in ("tbb", "omp")
+    assert got["threads"] == got["parent"] * 4
+    assert got["child_status"] == 0, f"the forked child died (status {got['child_status']})"
+    assert got["child"][:2] == got["parent"] and got["pool"] == got["parent"]
+    assert got["child"][2] is (got["layer"] not in _config.FORK_UNSAFE_LAYERS)  # omp children run serially
