@@ -143,3 +143,38 @@ def test_parallel_retains_in_threads_forked_children_and_pools(layer):
     assert got["child_status"] == 0, f"the forked child died (status {got['child_status']})"
     assert got["child"][:2] == got["parent"] and got["pool"] == got["parent"]
     assert got["child"][2] is (got["layer"] not in _config.FORK_UNSAFE_LAYERS)  # omp children run serially
+
+
+def test_the_first_parallel_question_starts_numbas_threads():
+    """Regression: ``select_budgeted`` (which calls a parallel kernel) could be cached without
+    Numba's hook that starts the threads on loading; a process that loaded it before any
+    thread start crashed.  Every path asks ``_config.parallel`` first, which starts them."""
+    script = "import numba; from dsgc_fast import _config; _config.parallel(1); print(numba.threading_layer())"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() in _config.THREADING_LAYERS, out.stderr
+
+
+COLD_CACHE_SCRIPT = r"""
+import sys, numpy as np, dsgc_fast
+rng = np.random.default_rng(0)
+n = 3000  # the large-store path, through select_budgeted
+embs, q, costs = rng.normal(size=(n, 4)), rng.normal(size=4), rng.integers(1, 9, size=n)
+order = rng.permutation(n) if sys.argv[1] == "order" else None
+print(len(dsgc_fast.retain(q, embs, costs, int(costs.sum()) // 3, order=order).retained))
+"""
+
+
+@pytest.mark.skipif(os.environ.get("DSGC_HYPOTHESIS_PROFILE") != "long", reason="cold compiles: make fuzz only")
+def test_fuzz_cold_cache_parallel_then_new_signature_then_load(tmp_path):
+    """The crash itself, on an empty cache: a parallel retain caches the kernels; a retain with
+    ``order`` compiles a new ``select_budgeted`` signature around the cached callee (without
+    the reload hook); a third process loads it.  Each must return the same result."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    runs = [({"DSGC_PARALLEL_MIN_N": "0"}, "none"), ({}, "order"), ({}, "order")]
+    outputs = []
+    for extra, mode in runs:
+        out = subprocess.run([sys.executable, "-c", COLD_CACHE_SCRIPT, mode], env={**env, **extra},
+                             capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert out.returncode == 0, f"{mode}: status {out.returncode} {out.stderr[-2000:]}"
+        outputs.append(out.stdout)
+    assert outputs[1] == outputs[2]

@@ -99,12 +99,22 @@ else:
     numba.config.THREADING_LAYER, _parallel_allowed = _choose_layer(THREADING_LAYER)
 
 
+_threads_started = False
+
+
 def parallel(n: int) -> bool:
     """True if a store of ``n`` blocks takes the parallel dispatchers (same bits as the serial ones).
 
     False below ``PARALLEL_MIN_N``, when no thread-safe layer loads, and in a process forked
-    after a fork-unsafe layer started its threads.
+    after a fork-unsafe layer started its threads.  The first call starts Numba's threads:
+    a kernel that calls a parallel kernel (``select_budgeted``) can be cached without the
+    hook that starts them on loading (Numba drops it when the callee came from the cache),
+    and run without them it crashes; so every path asks ``parallel`` before such a kernel.
     """
+    global _threads_started
+    if not _threads_started:
+        numba.get_num_threads()  # starts the layer; a no-op if it runs already
+        _threads_started = True
     return _parallel_allowed and n >= PARALLEL_MIN_N
 
 
