@@ -38,6 +38,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
+from ._nesting import check_nesting
 from .archive import Block
 from .explain import CompactionReport
 from .store import BINDING_TABLE_KIND, MemoryStore
@@ -194,7 +195,7 @@ class _Planner:
         if not isinstance(annotation, Mapping):
             raise SessionError(f"'{ANNOTATION_KEY}' must be an object", where)
         _check_keys(annotation, _ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
-        message = {k: copy.deepcopy(v) for k, v in record.items() if k != ANNOTATION_KEY}
+        message = _json_copy({k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
         calls = _tool_calls(message, where)
         try:
             text = message_text(message)
@@ -239,6 +240,18 @@ class _Planner:
             meta={"role": role, "message": message},
         )
         return kwargs
+
+
+def _json_copy(message: dict[str, Any], where: str | None) -> dict[str, Any]:
+    """An independent copy of a message as the store keeps it: JSON, nested at most ``MAX_NESTING`` levels."""
+    try:
+        copied = json.loads(json.dumps(message, allow_nan=False))
+        check_nesting("the message", copied)
+    except RecursionError:
+        raise SessionError("the message is nested too deeply", where) from None
+    except (TypeError, ValueError) as exc:
+        raise SessionError(str(exc) if isinstance(exc, ValueError) else f"the message is not JSON: {exc}", where) from None
+    return copied
 
 
 def _open_calls(store: MemoryStore) -> set[str]:
