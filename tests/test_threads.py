@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import numba
 import pytest
 
 from dsgc_fast import _config
@@ -129,7 +130,12 @@ print(json.dumps({"layer": numba.threading_layer(), "parent": parent, "threads":
 """
 
 
-@pytest.mark.parametrize("layer", ["auto", "omp"])
+#: "auto" (tbb where the ``tbb`` package loads) and omp (fork-unsafe: its children run serially),
+#: omp only once if that is what auto chose here
+LAYERS = ["auto"] + (["omp"] if numba.config.THREADING_LAYER != "omp" else [])
+
+
+@pytest.mark.parametrize("layer", LAYERS)
 def test_parallel_retains_in_threads_forked_children_and_pools(layer):
     """Regression: after a parallel retain, a forked child aborted at its first parallel retain
     (GNU OpenMP) and a fork-started Pool hung.  Also 8 threads at once.  A hang fails through

@@ -265,7 +265,7 @@ def _open_calls(store: MemoryStore) -> set[str]:
     for block in _newest_first(store):
         if block.meta.get("kind") == BINDING_TABLE_KIND:
             continue
-        message = block.meta.get("message") if "message" in block.meta else {}
+        message = block.meta.get("message", {})
         if block.meta.get("role") != "tool":
             return {c["id"] for c in message.get("tool_calls") or ()} - answered
         answered.add(message.get("tool_call_id"))
