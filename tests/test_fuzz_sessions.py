@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from dsgc_fast.messages import SessionError, add_messages, check_messages, compact_messages, to_messages
 
 from ._cases import examples
-from .test_messages import call, new_store
+from .test_messages import call, new_store, units_of
 
 CALL_IDS = ["c0", "c1", "c2", "c3"]
 REFERENTS = ["acct", "ticket", "tool_call:c0", "tool_result:c1", "tool_call:c2"]
@@ -59,18 +59,6 @@ def rendered(record):
     return {k: v for k, v in record.items() if k != "dsgc"}
 
 
-def units(accepted, ids):
-    """Tool-call units as block-id sets: an assistant message with calls plus its results."""
-    owner, out = {}, {}
-    for record, block_id in zip(accepted, ids):
-        for c in record.get("tool_calls") or ():
-            owner[c["id"]] = block_id
-            out.setdefault(block_id, {block_id})
-        if record.get("role") == "tool":
-            out[owner[record["tool_call_id"]]].add(block_id)
-    return list(out.values())
-
-
 @given(
     batches=st.lists(st.lists(records(), min_size=1, max_size=6), min_size=1, max_size=3),
     steps=st.lists(st.tuples(st.integers(0, 60), st.sampled_from(dsgc_fast.POLICIES), st.sampled_from(["first_fit", "prefix"])),
@@ -90,7 +78,7 @@ def test_fuzz_accepted_sessions_compact_and_round_trip(batches, steps, recall):
             continue
         accepted += batch
     assert to_messages(store) == [rendered(r) for r in accepted]
-    tool_units = units(accepted, ids)
+    tool_units = units_of(accepted, ids)
     for budget, policy, selection in steps:
         query = None if any(b.meta.get("role") == "user" for b in store.blocks(embeddings=False)) else "refund"
         try:

@@ -63,13 +63,14 @@ def conversations(draw, first_call=0, pin=False):
 
 
 def units_of(messages, ids):
-    """Tool-call units as block-id sets: an assistant message with calls plus all its results."""
+    """Tool-call units as block-id sets: an assistant message with calls plus all its results
+    (``messages`` may hold plain blocks too)."""
     owner, units = {}, {}
     for message, block_id in zip(messages, ids):
         for c in message.get("tool_calls") or ():
             owner[c["id"]] = block_id
             units.setdefault(block_id, {block_id})
-        if message["role"] == "tool":
+        if message.get("role") == "tool":
             units[owner[message["tool_call_id"]]].add(block_id)
     return list(units.values())
 
