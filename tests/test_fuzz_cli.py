@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -23,7 +24,8 @@ from hypothesis import strategies as st
 
 from dsgc_fast.cli import main
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import SessionError, add_records, check_messages, load_session, read_jsonl
+from dsgc_fast._nesting import MAX_NESTING
+from dsgc_fast.messages import SessionError, add_messages, add_records, check_messages, load_session, read_jsonl
 from dsgc_fast.store import MAX_COST, MemoryStore
 
 from ._cases import examples
@@ -83,7 +85,7 @@ records = st.one_of(messages, messages, blocks, junk)
 
 @st.composite
 def session_lines(draw) -> list[bytes]:
-    """JSONL lines: a valid conversation or random records, then some lines damaged."""
+    """JSONL lines: a valid conversation or random records, then some lines damaged (or nested deeply)."""
     if draw(st.integers(0, 2)):  # two in three: a valid conversation
         values = draw(conversations())
     else:
@@ -91,8 +93,11 @@ def session_lines(draw) -> list[bytes]:
     lines = [json.dumps(v, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass") for v in values]
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
         k = draw(st.integers(0, len(lines) - 1))
-        how = draw(st.sampled_from(["truncate", "bad-utf8", "blank", "crlf", "nul"]))
-        if how == "truncate":
+        how = draw(st.sampled_from(["truncate", "bad-utf8", "blank", "crlf", "nul", "deep"]))
+        if how == "deep" and lines[k].startswith(b"{"):  # a field nested around the limits of each step
+            depth = draw(st.sampled_from([99, 101, 500, 800, 3000]))
+            lines[k] = b'{"deep": ' + b"[" * depth + b"]" * depth + b", " + lines[k][1:]
+        elif how == "truncate":
             lines[k] = lines[k][: draw(st.integers(0, max(len(lines[k]) - 1, 0)))]
         elif how == "bad-utf8":
             at = draw(st.integers(0, len(lines[k])))
@@ -212,6 +217,10 @@ def test_fuzz_cli_in_process(workdir, lines, command, budget, opts, write):
         (b'{"role": "user", "content": "a", "dsgc": {"cost": 99999999999999999999999}}\n', "line 1: cost must be"),
         (b'{"role": "user", "content": "\\ud800"}\n', "line 1: text is not valid Unicode"),
         (b'{"role": "user", "content": "a"}\n{"role": "user", "content": "b", "dsgc": {"cost": -1}}\n', "line 2: cost"),
+        # JSON parses but copying or encoding it recursed too deeply: RecursionError, exit 1
+        (b'{"role": "user", "content": "a", "x": ' + b"[" * 500 + b"]" * 500 + b"}\n", "line 1: the message is nested more than 100"),
+        (b'{"role": "user", "content": "a", "x": ' + b'{"k":' * 800 + b"1" + b"}" * 800 + b"}\n", "line 1: the message is nested"),
+        (b'{"text": "a", "meta": {"x": ' + b"[" * 700 + b"]" * 700 + b"}}\n", "line 1: meta is nested more than 100"),
     ],
 )
 def test_input_found_by_fuzzing_exits_2_naming_the_line(workdir, content, message):
@@ -220,6 +229,42 @@ def test_input_found_by_fuzzing_exits_2_naming_the_line(workdir, content, messag
     session.write_bytes(content)
     code, out, err = run_main(["retain", "--input", str(session), "--budget", "10"])
     assert code == 2 and out == "" and err.startswith(f"dsgc: {session}: {message}"), err
+
+
+def test_nesting_limit_holds_for_python_values_and_archived_rows(tmp_path):
+    deep = "x"
+    for _ in range(MAX_NESTING):
+        deep = [deep]
+    store = MemoryStore(encoder=LexicalEncoder())
+    store.add("at the limit", meta={"v": deep[0]})  # 100 levels with the meta object itself
+    with pytest.raises(ValueError, match="meta is nested more than 100 levels deep"):
+        store.add("one deeper", meta={"v": deep})
+    cyclic = {"role": "user", "content": "a"}
+    cyclic["self"] = cyclic
+    with pytest.raises(SessionError, match="^message 0: Circular reference"):
+        add_messages(store, [cyclic])
+    path = tmp_path / "deep.db"
+    with MemoryStore(encoder=LexicalEncoder(), archive=path) as saved:
+        saved.add("a block")
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE active SET meta = ?", ('{"v": ' + "[" * 5000 + "]" * 5000 + "}",))
+    with pytest.raises(ValueError, match="corrupt.*nested more than 100 levels deep"):
+        MemoryStore(encoder=LexicalEncoder(), archive=path)
+
+
+def test_an_internal_error_shows_its_traceback_and_exits_3(workdir, monkeypatch):
+    """A bug is not an input error: its traceback shows, under a status of its own (not 1,
+    the budget-too-small status a plain traceback gave)."""
+    session = workdir / "ok.jsonl"
+    session.write_text('{"role": "user", "content": "a"}\n')
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("dsgc_fast.cli.compact_messages", broken)
+    code, out, err = run_main(["retain", "--input", str(session), "--budget", "10"])
+    assert code == 3 and out == "" and "Traceback" in err and "RuntimeError: a bug" in err
+    assert err.splitlines()[-1].startswith("dsgc: internal error")
 
 
 def test_huge_budget_exits_2_without_a_traceback(workdir):

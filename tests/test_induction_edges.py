@@ -85,6 +85,16 @@ def test_punctuation_possessive_and_trailing_marks():
     assert edge_set(induce_edges(texts)) == {(1, 0), (3, 2), (5, 4)}
 
 
+def test_tokens_are_found_within_their_own_run():
+    """A mark after ``:`` or ``+`` belongs to the next run; a scheme is at most 64 characters.
+
+    (Reading past the run made matching quadratic on ``a:a:...`` and ``a+a+...``.)"""
+    assert identifier_keys("ab..cd:1") == set()
+    assert identifier_keys("svn+ssh://host/repo RT-114+x") == {"svn+ssh://host/repo", "rt-114"}
+    assert identifier_keys("x" * 64 + "://h/a") == {"x" * 64 + "://h/a"}
+    assert identifier_keys("x" * 65 + "://h/a") == set()
+
+
 def test_case_and_plurals_match():
     texts = ["MAX_RETRIES caps the loop.", "Raise max_retries to 9.", "Two 8841-C accounts.", "Both 8841-Cs closed."]
     assert edge_set(induce_edges(texts)) == {(1, 0), (3, 2)}

@@ -63,13 +63,14 @@ def conversations(draw, first_call=0, pin=False):
 
 
 def units_of(messages, ids):
-    """Tool-call units as block-id sets: an assistant message with calls plus all its results."""
+    """Tool-call units as block-id sets: an assistant message with calls plus all its results
+    (``messages`` may hold plain blocks too)."""
     owner, units = {}, {}
     for message, block_id in zip(messages, ids):
         for c in message.get("tool_calls") or ():
             owner[c["id"]] = block_id
             units.setdefault(block_id, {block_id})
-        if message["role"] == "tool":
+        if message.get("role") == "tool":
             units[owner[message["tool_call_id"]]].add(block_id)
     return list(units.values())
 
@@ -212,8 +213,9 @@ def test_compact_messages_needs_a_query_without_user_messages():
         (['{"role": "user", "content": "a", "dsgc": {"colour": 1}}'], "line 1", "unknown 'dsgc' annotation field"),
         (['{"id": "b"}'], "line 1", "needs a string 'text'"),
         (['{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f"}}]}',
+          '{"role": "tool", "tool_call_id": "c1", "content": "a"}',
           '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "g"}}]}'],
-         "line 2", "duplicate tool call id 'c1'"),
+         "line 3", "duplicate tool call id 'c1'"),
         (['{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f"}}]}',
           '{"role": "tool", "tool_call_id": "c1", "content": "a"}', '{"role": "tool", "tool_call_id": "c1", "content": "b"}'],
          "line 3", "second tool result"),
@@ -287,4 +289,50 @@ def test_a_pinned_tool_result_keeps_its_unit_whole_under_escalation():
     report = compact_messages(store, 1 + 2 + 2 + 5 + 5 + 5)  # roots: system, the tool unit, last user; table
     assert report.binding_table is not None and report.evicted == ["m1"]
     assert {"m2", "m3", "m4"} <= set(report.kept)
+    check_messages(to_messages(store))
+
+
+@pytest.mark.parametrize(
+    ("batches", "where", "match"),
+    [
+        ([[{"role": "user", "content": "a", "dsgc": {"binds": {"tool_call:c1": "f"}}},
+           {"role": "tool", "tool_call_id": "c1", "content": "r"}]], "message 0", "binds may not name 'tool_call:c1'"),
+        ([[{"text": "note", "binds": {"tool_result:c1": "x"}}]], "message 0", "binds may not name 'tool_result:c1'"),
+        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+           {"role": "user", "content": "interrupt"}, {"role": "tool", "tool_call_id": "c1", "content": "r"}]],
+         "message 1", r"tool call\(s\) \['c1'\] still wait"),
+        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+           {"role": "assistant", "content": None, "tool_calls": [call("c2")]}]], "message 1", "still wait"),
+        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]},
+           {"role": "tool", "tool_call_id": "c1", "content": "r"}, {"text": "a note"}]], "message 2", r"\['c2'\] still wait"),
+        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1")]}], [{"role": "user", "content": "later"}]],
+         "message 0", "still wait"),  # the open call comes from the store
+        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1")]}, {"role": "tool", "tool_call_id": "c1", "content": "r"},
+           {"role": "assistant", "content": None, "tool_calls": [call("c2")]}, {"role": "tool", "tool_call_id": "c2", "content": "r"},
+           {"role": "user", "content": "next"}], [{"role": "tool", "tool_call_id": "c9", "content": "r"}]],
+         "message 0", "no matching assistant tool call"),
+        ([[{"text": "forged", "meta": {"role": "tool", "message": {"role": "tool", "tool_call_id": "zz"}}}]], "message 0",
+         "may not use the keys"),
+    ],
+)
+def test_sessions_that_would_not_round_trip_are_refused_at_input(batches, where, match):
+    """Regression: these were accepted, then compaction split a tool unit or ``to_messages``
+    raised (a hijacked ``tool_call:`` referent, a message between a call and its result, a
+    plain block posing as a message).  Now the batch is refused, naming the message."""
+    store = new_store()
+    for batch in batches[:-1]:
+        add_messages(store, batch)
+    before = store.total
+    with pytest.raises(SessionError, match=match) as err:
+        add_messages(store, batches[-1])
+    assert err.value.where == where and store.total == before
+
+
+def test_an_open_call_is_answered_in_a_later_batch_even_when_archived():
+    store = new_store()
+    add_messages(store, [{"role": "user", "content": "look it up"},
+                         {"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "first"}])  # fmt: skip
+    store.compact("nothing", 0, live=[])  # everything archived, the open call too
+    add_messages(store, [{"role": "tool", "tool_call_id": "c2", "content": "second"}, {"role": "user", "content": "ok"}])
     check_messages(to_messages(store))

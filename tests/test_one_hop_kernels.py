@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dsgc_fast
-from dsgc_fast import engine, stages
+from dsgc_fast import _config, engine, stages
 from dsgc_fast.kernels import propagation, scoring, selection
 from dsgc_ref import equations
 
@@ -99,6 +99,6 @@ def test_large_store_path_equals_ref(case):
     q, embs, costs, budget, kwargs = case
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(engine, "SMALL_N", 0)
-        patch.setattr(stages, "PARALLEL_MIN_N", 0)
+        patch.setattr(_config, "PARALLEL_MIN_N", 0)
         fast, ref = run_both(q, embs, costs, budget, **kwargs)
     assert_same(fast, ref)

@@ -45,6 +45,7 @@ from ._archive_access import (
     is_locked,
     open_snapshot,
 )
+from ._nesting import MAX_NESTING, check_nesting
 
 SCHEMA_VERSION = 1
 
@@ -156,10 +157,14 @@ def _copied_json(value: Any) -> Any:
 
 
 def _decoded(text: Any, kind: type) -> Any:
-    """A JSON column's value, which must be of type ``kind``."""
-    value = json.loads(text)
+    """A JSON column's value, which must be of type ``kind`` and nest at most ``MAX_NESTING`` levels."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"a JSON value is nested more than {MAX_NESTING} levels deep") from None
     if not isinstance(value, kind):
         raise ValueError(f"expected a JSON {kind.__name__}, got {text!r}")
+    check_nesting("a JSON value", value)
     return value
 
 

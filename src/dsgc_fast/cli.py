@@ -12,7 +12,9 @@ Each line of the session is an OpenAI-style chat message or a plain block (see
 ``dsgc_fast.messages``).  System messages and the newest user turn are live roots; the
 query defaults to the newest user message.  Output is a table on a terminal and JSON when
 piped, unless ``--format`` says otherwise.  Input errors name the line and exit with status 2;
-a budget too small even for the live roots plus the binding table exits with status 1.
+a budget too small even for the live roots plus the binding table exits with status 1; an
+internal error (a bug) prints its traceback and exits with status 3.  Text for a person
+(tables, explanations, error lines) shows control characters escaped; JSON stays exact.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ import dataclasses
 import json
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from dsgc_ref.contract import Params, ReferentEvictionError
 
+from ._terminal import printable
 from .encoders import ENCODER_NAMES, make_encoder
 from .explain import CompactionReport
 from .messages import SessionError, compact_messages, load_session, to_messages, write_jsonl
@@ -33,6 +37,7 @@ from .store import AGENT_PARAMS, MemoryStore
 
 EXIT_INPUT = 2
 EXIT_BUDGET = 1
+EXIT_INTERNAL = 3
 
 
 def _add_param_options(parser: argparse.ArgumentParser) -> None:
@@ -116,6 +121,9 @@ def _explain_output(report: CompactionReport, ids: Sequence[str] | None, fmt: st
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dsgc`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):  # a terminal that cannot show a character gets an escape
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     try:
         store, report = _run(args)
@@ -129,15 +137,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except SessionError as exc:
-        print(f"dsgc: {args.input}: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return _fail(f"{args.input}: {exc}", EXIT_INPUT)
     except ReferentEvictionError as exc:
-        print(f"dsgc: budget too small: {exc}", file=sys.stderr)
-        return EXIT_BUDGET
+        return _fail(f"budget too small: {exc}", EXIT_BUDGET)
     except (OSError, ValueError, ImportError) as exc:
-        print(f"dsgc: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return _fail(str(exc), EXIT_INPUT)
+    except MemoryError:
+        return _fail("out of memory: the session is too large", EXIT_INPUT)
+    except Exception:  # a bug, not an input error: show where, under its own exit status
+        traceback.print_exc()
+        return _fail("internal error (a bug: please report the traceback above)", EXIT_INTERNAL)
     return 0
+
+
+def _fail(message: str, status: int) -> int:
+    """Print one ``dsgc:`` line (terminal-steering characters escaped) and return ``status``."""
+    print(printable(f"dsgc: {message}"), file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import numpy as np
 
 from dsgc_ref.contract import Reason
 
+from ._terminal import printable
 from .archive import Block
 from .graph import DependencyGraph
 from .kernels.closure import closure_forest
@@ -79,7 +80,14 @@ class Decision:
         return self.reason.kept
 
     def why(self) -> str:
-        """A one-line reason naming the blocks, referents and numbers behind it."""
+        """A one-line reason naming the blocks, referents and numbers behind it.
+
+        Display text: characters that could steer a terminal are escaped (``printable``);
+        the exact ids and referents are in the other fields.
+        """
+        return printable(self._why())
+
+    def _why(self) -> str:
         r = self.reason
         if r == Reason.KEPT_PINNED:
             if self.root:
@@ -121,7 +129,7 @@ class Decision:
             lines.append(f"  support from dependents: {_support_text(self.support_from, limit=None)}")
         if self.chain:
             lines.append(f"  referent chain: {_chain_text(self.chain, self.id)}")
-        return "\n".join(lines)
+        return "\n".join(map(printable, lines))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -174,14 +182,17 @@ class CompactionReport:
         return self.decisions[block_id].explain()
 
     def table(self, preview: int = 40) -> str:
-        """A fixed-width table of every decision (oldest block first) with a summary line."""
+        """A fixed-width table of every decision (oldest block first) with a summary line.
+
+        Ids, texts and referents are shown with terminal-steering characters escaped.
+        """
         header = ("id", "decision", "rank", "cost", "score", "relevance", "support", "text", "why")
         rows = []
         for d in self.decisions.values():
-            text = " ".join(self.texts.get(d.id, "").split())
+            text = printable(" ".join(self.texts.get(d.id, "").split()))
             text = text if len(text) <= preview else text[: preview - 3] + "..."
             rows.append(
-                (d.id, "kept" if d.kept else "evicted", str(d.rank), str(d.cost), f"{d.score:.4f}",
+                (printable(d.id), "kept" if d.kept else "evicted", str(d.rank), str(d.cost), f"{d.score:.4f}",
                  f"{d.relevance:.4f}", f"{d.support:.4f}", text, d.why())
             )
         widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(header)]
@@ -195,8 +206,8 @@ class CompactionReport:
         lines += [fmt(r) for r in rows]
         if self.binding_table is not None:
             table = self.binding_table.block
-            lines += ["", f"binding table {table.id} (cost {table.cost}):"]
-            lines += [f"  {x}: {v} (from {src})" for x, v, src in self.binding_table.entries]
+            lines += ["", printable(f"binding table {table.id} (cost {table.cost}):")]
+            lines += [printable(f"  {x}: {v} (from {src})") for x, v, src in self.binding_table.entries]
         return "\n".join(lines)
 
     def summary(self) -> str:

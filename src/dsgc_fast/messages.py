@@ -35,9 +35,10 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
+from ._nesting import check_nesting
 from .archive import Block
 from .explain import CompactionReport
 from .store import BINDING_TABLE_KIND, MemoryStore
@@ -49,6 +50,8 @@ _BLOCK_FIELDS = ("text", "meta") + _ANNOTATION_FIELDS
 
 
 _CALL, _RESULT = "tool_call:", "tool_result:"
+#: meta keys of a chat-message block (a plain block may not use them)
+_MESSAGE_META = ("role", "message")
 
 
 def call_referent(call_id: str) -> str:
@@ -127,13 +130,18 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 class _Planner:
-    """Validates a batch of records against the store and turns each into ``add`` arguments."""
+    """Validates a batch of records against the store and turns each into ``add`` arguments.
+
+    Sequence rule (what ``check_messages`` enforces on the output): while an assistant
+    message's tool calls wait for results, only tool messages answering them may come next.
+    """
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
         self.first_seen: dict[str, str | None] = {}
         self.calls: dict[str, str] = {}
         self.answered: set[str] = set()
+        self.open = _open_calls(store)
         self.next_number = store.total
 
     def known(self, block_id: str) -> bool:
@@ -149,6 +157,10 @@ class _Planner:
     def plan(self, record: Any, where: str | None) -> dict[str, Any]:
         if not isinstance(record, Mapping):
             raise SessionError("expected a JSON object (a chat message or a block)", where)
+        if record.get("role") != "tool" and self.open:
+            raise SessionError(
+                f"tool call(s) {sorted(self.open)} still wait for their results: only tool messages may come next", where
+            )
         if "role" in record:
             kwargs = self.message(record, where)
         else:
@@ -167,9 +179,12 @@ class _Planner:
         _check_keys(record, _BLOCK_FIELDS, "block", where)
         if not isinstance(record.get("text"), str):
             raise SessionError("a block needs a string 'text' (or a chat message needs 'role')", where)
+        meta = record.get("meta")
+        if isinstance(meta, Mapping) and not set(meta).isdisjoint(_MESSAGE_META):
+            raise SessionError(f"a block's meta may not use the keys {list(_MESSAGE_META)}: they mark chat messages", where)
         kwargs = _annotation_kwargs(record, where)
         kwargs["id"] = kwargs.get("id") or self.fresh_id()
-        kwargs.update(text=record["text"], meta=record.get("meta"), pinned=bool(kwargs["pinned"]))
+        kwargs.update(text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]))
         return kwargs
 
     def message(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
@@ -180,7 +195,7 @@ class _Planner:
         if not isinstance(annotation, Mapping):
             raise SessionError(f"'{ANNOTATION_KEY}' must be an object", where)
         _check_keys(annotation, _ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
-        message = {k: copy.deepcopy(v) for k, v in record.items() if k != ANNOTATION_KEY}
+        message = _json_copy({k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
         calls = _tool_calls(message, where)
         try:
             text = message_text(message)
@@ -195,6 +210,7 @@ class _Planner:
             self.calls[call_id] = block_id
             binds[call_referent(call_id)] = name
             uses.append(result_referent(call_id))
+        self.open.update(call_id for call_id, _ in calls)
         if role == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str) or not call_id:
@@ -204,6 +220,12 @@ class _Planner:
                 raise SessionError(f"tool result for call {call_id!r} has no matching assistant tool call", where)
             if call_id in self.answered or self.store.binder_of(result_referent(call_id)) is not None:
                 raise SessionError(f"a second tool result for call {call_id!r}", where)
+            if call_id not in self.open:
+                raise SessionError(
+                    f"tool result for call {call_id!r} must follow its assistant message, with only tool results between",
+                    where,
+                )
+            self.open.discard(call_id)
             self.answered.add(call_id)
             binds[result_referent(call_id)] = " ".join(text.split()[:8])
             uses.append(call_referent(call_id))
@@ -218,6 +240,46 @@ class _Planner:
             meta={"role": role, "message": message},
         )
         return kwargs
+
+
+def _json_copy(message: dict[str, Any], where: str | None) -> dict[str, Any]:
+    """An independent copy of a message as the store keeps it: JSON, nested at most ``MAX_NESTING`` levels."""
+    try:
+        copied = json.loads(json.dumps(message, allow_nan=False))
+        check_nesting("the message", copied)
+    except RecursionError:
+        raise SessionError("the message is nested too deeply", where) from None
+    except (TypeError, ValueError) as exc:
+        raise SessionError(str(exc) if isinstance(exc, ValueError) else f"the message is not JSON: {exc}", where) from None
+    return copied
+
+
+def _open_calls(store: MemoryStore) -> set[str]:
+    """The calls of the store's newest assistant message that still wait for results.
+
+    Only tool results may follow an open call, so the newest blocks are tool results back to
+    the newest other message; binding tables do not count (``to_messages`` moves them to
+    the front).  Empty if that message is not an assistant message with tool calls.
+    """
+    answered = set()
+    for block in _newest_first(store):
+        if block.meta.get("kind") == BINDING_TABLE_KIND:
+            continue
+        message = block.meta.get("message", {})
+        if block.meta.get("role") != "tool":
+            return {c["id"] for c in message.get("tool_calls") or ()} - answered
+        answered.add(message.get("tool_call_id"))
+    return set()
+
+
+def _newest_first(store: MemoryStore) -> Iterator[Block]:
+    """The store's blocks, active and archived, newest first (archived ones read as reached)."""
+    active, archived = store.blocks(embeddings=False), store.archived_ids()
+    for seq in range(store.total - 1, -1, -1):
+        if active and active[-1].seq == seq:
+            yield active.pop()
+        else:
+            yield store.get(archived.pop())
 
 
 def _check_keys(record: Mapping[str, Any], allowed: Sequence[str], what: str, where: str | None) -> None:
@@ -238,6 +300,11 @@ def _annotation_kwargs(record: Mapping[str, Any], where: str | None) -> dict[str
     binds = record.get("binds", {})
     if not isinstance(binds, Mapping) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in binds.items()):
         raise SessionError("binds must be an object mapping referent names to string values", where)
+    reserved = sorted(k for k in binds if k.startswith((_CALL, _RESULT)))
+    if reserved:
+        raise SessionError(
+            f"binds may not name {reserved[0]!r}: the {_CALL!r}/{_RESULT!r} referents tie tool calls to their results", where
+        )
     pinned = record.get("pinned")
     if pinned is not None and not isinstance(pinned, bool):
         raise SessionError(f"pinned must be true or false, got {pinned!r}", where)

@@ -16,6 +16,7 @@ The equations are those of ``dsgc_ref.equations``:
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import numba
@@ -24,7 +25,7 @@ import numpy.typing as npt
 
 from dsgc_ref.contract import Params, Reason
 
-from ._config import PARALLEL_MIN_N
+from . import _config
 from .graph import DependencyGraph
 from .kernels import checks, propagation, scoring
 from .kernels import selection as selection_kernels
@@ -70,8 +71,8 @@ def check_mode(mode: object) -> str:
 
 
 def pick(n: int, serial, parallel):  # type: ignore[no-untyped-def]
-    """The parallel twin of a kernel from ``PARALLEL_MIN_N`` blocks, else the serial one."""
-    return parallel if n >= PARALLEL_MIN_N else serial
+    """The parallel twin of a kernel where ``_config.parallel(n)`` says so, else the serial one."""
+    return parallel if _config.parallel(n) else serial
 
 
 def row_parts(n: int) -> int:
@@ -96,12 +97,14 @@ def similarity_rows(queries: Floats, embs: np.ndarray, mode: str = "exact") -> F
     ``mode="exact"`` sums each dot product left to right; ``"fast"`` lets it reassociate.
     """
     m, n = queries.shape[0], embs.shape[0]
+    par = _config.parallel(n)
     if mode == "fast":
-        kernel = pick(n, scoring.similarity_fast, scoring.similarity_fast_par)
+        kernel = scoring.similarity_fast_par if par else scoring.similarity_fast
     else:
-        kernel = pick(n, scoring.similarity, scoring.similarity_par)
+        kernel = scoring.similarity_par if par else scoring.similarity
     a = np.empty((m, n), dtype=np.float64)
-    with numba.parallel_chunksize(1):  # threads take row chunks as they go: one delayed thread does not hold the rest
+    # threads take row chunks as they go: one delayed thread does not hold the rest
+    with numba.parallel_chunksize(1) if par else contextlib.nullcontext():
         for k in range(m):
             kernel(embs, queries[k], a[k])
     check_finite(a, embs)
@@ -149,7 +152,7 @@ def propagate(graph: DependencyGraph, r: Floats, hops: int, decay: float) -> Flo
         kernel = pick(n, propagation.one_hop, propagation.one_hop_par)
         kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, r, row_parts(n), out)
     else:
-        par = n >= PARALLEL_MIN_N
+        par = _config.parallel(n)
         kernel = propagation.k_hop_par if par else propagation.k_hop
         n_chunks = max(1, min(n, numba.get_num_threads())) if par else 1
         kernel(graph.dep_indptr, graph.dep_indices, r, hops, decay, n_chunks, out)

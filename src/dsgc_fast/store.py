@@ -36,6 +36,7 @@ from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvic
 
 from . import _validate
 from ._archive_access import database_error
+from ._nesting import MAX_NESTING, check_nesting
 from .archive import Archive, ArchivedBlock, Block
 from .encoders import check_unicode
 from .engine import retain
@@ -747,10 +748,13 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     if not isinstance(meta, Mapping):
         raise TypeError(f"meta must be a mapping, got {type(meta).__name__}")
     try:
-        encoded = json.dumps(dict(meta), allow_nan=False)
+        decoded = json.loads(json.dumps(dict(meta), allow_nan=False))
+    except RecursionError:
+        raise ValueError(f"meta is nested more than {MAX_NESTING} levels deep") from None
     except (TypeError, ValueError) as exc:
         raise TypeError(f"meta must be JSON-serializable: {exc}") from None
-    return json.loads(encoded)
+    check_nesting("meta", decoded)
+    return decoded
 
 
 

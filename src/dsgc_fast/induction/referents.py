@@ -35,6 +35,7 @@ import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from . import _checks
@@ -54,12 +55,14 @@ _REBIND = ((re.compile(_SYMBOL_REBIND), 1), (re.compile(_VERB_REBIND), VALUE_WOR
 _DEFINE = ((re.compile(_SYMBOL_DEFINE), 1), (re.compile(_VERB_DEFINE), VALUE_WORDS))
 _DESCRIPTION_RE = re.compile(r"\b(?:that|this|said|the same)\s+([A-Za-z]+)\b", re.IGNORECASE)
 _WORD_BEFORE_RE = re.compile(r"(?<![\w-])([A-Za-z]{3,})[ \t]+$")
+_WORD_RE = re.compile(r"\S+")  # the words of str.split(), found one at a time
 
 
 def _value_after(text: str, end: int, operators) -> str | None:
     """The short value an assignment operator right after ``end`` gives, else None.
 
-    The value runs to the first punctuation mark, at most the operator's word limit.
+    The value runs to the first punctuation mark, at most the operator's word limit; only
+    those words are read, never the rest of the text.
     """
     for operator, limit in operators:
         m = operator.match(text, end)
@@ -68,7 +71,8 @@ def _value_after(text: str, end: int, operators) -> str | None:
     else:
         return None
     words = []
-    for word in text[m.end() :].split()[:limit]:
+    for match in islice(_WORD_RE.finditer(text, m.end()), limit):
+        word = match.group()
         stripped = word.rstrip(".,;!?")
         if stripped:
             words.append(stripped)
@@ -117,7 +121,7 @@ class ReferentTracker:
         binds: dict[str, str] = {}
         bound_here: set[str] = set()
         used: set[str] = set()
-        mentioned: list[str] = []
+        mentioned: dict[str, None] = {}  # keys in order of first mention
         local_nouns: set[str] = set()
         for key, surface, start, end in iter_identifiers(text) if occurrences is None else occurrences:
             head = _head_noun(text, surface, start)
@@ -126,8 +130,7 @@ class ReferentTracker:
                 local_nouns.add(noun)
                 self._nouns_of[key].add(noun)
                 self._shapes_of[noun].add(shape(key))
-            if key not in mentioned:
-                mentioned.append(key)
+            mentioned.setdefault(key)
             if key not in self._name:
                 self._name[key] = surface
                 phrase = f"{head} {surface}" if head and split_named(surface) is None else surface
@@ -142,11 +145,13 @@ class ReferentTracker:
                 else:
                     used.add(key)
         local_shapes = {shape(k) for k in mentioned}
+        resolved: dict[str, str | None] = {}  # noun -> its description's referent in this block
         for m in _DESCRIPTION_RE.finditer(text):
             noun = m.group(1).lower()
-            if noun in local_nouns or local_shapes & self._shapes_of.get(noun, set()):
-                continue
-            key = self._resolve(noun, p)
+            if noun not in resolved:
+                local = noun in local_nouns or not local_shapes.isdisjoint(self._shapes_of.get(noun, ()))
+                resolved[noun] = None if local else self._resolve(noun, p)
+            key = resolved[noun]
             if key is not None and key not in bound_here:
                 used.add(key)
         for key in mentioned:
@@ -161,20 +166,32 @@ class ReferentTracker:
     def _resolve(self, noun: str, position: int) -> str | None:
         """The one candidate key for "that <noun>" in the window (module rule), else None."""
         start = position - self.window
-        candidates = _recent(self._noun_pos, self._noun_key, noun, start)
+        candidates: set[str] = set()
+        if not _add_recent(candidates, self._noun_pos, self._noun_key, noun, start):
+            return None
         for sig in self._shapes_of.get(noun, ()):
-            candidates |= _recent(self._shape_pos, self._shape_key, sig, start)
-            if len(candidates) > 1:
+            if not _add_recent(candidates, self._shape_pos, self._shape_key, sig, start):
                 return None
         return candidates.pop() if len(candidates) == 1 else None
 
 
-def _recent(positions: dict[str, list[int]], keys: dict[str, list[str]], stream: str, start: int) -> set[str]:
-    """Keys mentioned in ``stream`` at positions >= ``start``."""
+def _add_recent(
+    candidates: set[str], positions: dict[str, list[int]], keys: dict[str, list[str]], stream: str, start: int
+) -> bool:
+    """Add the keys mentioned in ``stream`` at positions >= ``start``; False (and stop) at a second key.
+
+    A block adds each key to a stream once, so at most ``window`` entries are read before
+    a second distinct key turns up, however many mentions the stream holds.
+    """
     pos = positions.get(stream)
     if not pos:
-        return set()
-    return set(keys[stream][bisect_left(pos, start) :])
+        return True
+    stream_keys = keys[stream]
+    for k in range(len(pos) - 1, bisect_left(pos, start) - 1, -1):
+        candidates.add(stream_keys[k])
+        if len(candidates) > 1:
+            return False
+    return True
 
 
 def induce_referents(

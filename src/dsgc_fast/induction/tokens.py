@@ -3,10 +3,14 @@
 Two kinds of surface count as identifiers.
 
 **Coded identifiers.**  A run of word characters joined by internal punctuation ``- . / @``,
-optionally led by a URL scheme (``https://``) or by ``/``, ``~/``, ``./``, ``../``.  Trailing
-punctuation is never part of a token (``8841-C.`` gives ``8841-C``) and an apostrophe ends
-one (``8841-C's`` gives ``8841-C``: possessives fall away).  It is an identifier when its
-shape says so; every rule is conservative:
+optionally led by a URL scheme of at most 64 characters (``https://``) or by ``/``, ``~/``,
+``./``, ``../``.  Trailing punctuation is never part of a token (``8841-C.`` gives ``8841-C``)
+and an apostrophe ends one (``8841-C's`` gives ``8841-C``: possessives fall away).  A token
+is only tried where a scheme starts or where an identifier mark (a digit, ``_``, ``/``, one
+``- . @`` between word characters, a lower-to-upper change) lies in the run of word
+characters and ``- . / @ ~`` that starts there; no rule reads past that run, so finding the
+tokens takes time linear in the text.  It is an identifier when its shape says so; every
+rule is conservative:
 
 1. snake case: contains ``_`` (``MAX_RETRIES``, ``bundle_north_17``);
 2. a path or URL: a scheme, a leading ``/ ~/ ./ ../``, two ``/``, or one ``/`` and a dotted
@@ -66,19 +70,24 @@ CALENDAR_WORDS = frozenset(
     may june july august september october november december""".split()
 )
 
+#: a URL scheme (RFC 3986: a letter, then letters, digits, ``+ - .``), at most 64 characters
+_SCHEME = r"[A-Za-z][\w+.-]{0,63}://"
+#: characters that may continue a coded identifier; a candidate never starts right after one
+_RUN = r"[\w./~@-]"
 _CODED = (
-    r"(?=[\w./~@:+-]*?(?:\d|_|/|\w[-.@]\w|[a-z][A-Z]))"  # only where an identifier mark follows
-    r"(?:[A-Za-z][\w+.-]*://)?(?:(?:~|\.{1,2})?/)?\w+(?:[-./@]+\w+)*"
+    # only where a scheme follows, or an identifier mark does within the run of _RUN characters
+    rf"(?={_SCHEME}|{_RUN}*?(?:\d|_|/|\w[-.@]\w|[a-z][A-Z]))"
+    rf"(?:{_SCHEME})?(?:(?:~|\.{{1,2}})?/)?\w+(?:[-./@]+\w+)*"
 )
 _NAMED = r"[A-Za-z]+ [A-Z][a-z]{2,}(?![\w-])"
 #: identifier candidates: coded identifiers and "<kind> <Name>" pairs.  No capturing groups,
 #: so scikit-learn's ``token_pattern`` (findall) and ``re.finditer`` read it identically.
-CANDIDATE_PATTERN = rf"(?<![\w/.~@-])(?:{_CODED}|{_NAMED})"
+CANDIDATE_PATTERN = rf"(?<!{_RUN})(?:{_CODED}|{_NAMED})"
 CANDIDATE_RE = re.compile(CANDIDATE_PATTERN)
 
 _SEGMENT_SPLIT = re.compile(r"[-./@]+")
 _QUANTITY = re.compile(r"\d+(?:[.,]\d+)?[A-Za-z]{1,3}")
-_PATH_START = re.compile(r"(?:[A-Za-z][\w+.-]*://|(?:~|\.{1,2})?/)")
+_PATH_START = re.compile(rf"(?:{_SCHEME}|(?:~|\.{{1,2}})?/)")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _ALL_CAPS_WORD = re.compile(r"[A-Z]{2,}")
 
