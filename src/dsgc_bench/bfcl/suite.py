@@ -44,7 +44,7 @@ from .policies import Embeddings, Policy, Selection, baselines
 from .replay import Transcript, replay
 
 FRACTIONS: tuple[float, ...] = (0.25, 0.5)
-LONGRANGE_FRACTIONS: tuple[float, ...] = (0.05, 0.10, 0.15, 0.20, 0.25)
+LONGRANGE_FRACTIONS: tuple[float, ...] = (0.05, 0.15, 0.25)
 ORACLE = "oracle-units"
 RECENCY = "store-recency"
 TODAY = "store-dsgc"
@@ -328,7 +328,7 @@ def intro(s: dict[str, Any]) -> str:
         "ICML 2025; https://gorilla.cs.berkeley.edu/leaderboard.html), with BFCL's simulated APIs, read at run "
         f"time from the `bfcl-eval` {s['bfcl_eval']} wheel (Apache-2.0); nothing of BFCL is copied into this "
         "project. The other multi-turn splits are held out and never read.\n\n"
-        f"Each of the {s['sessions']} sessions' ground-truth calls are replayed against the APIs into an "
+        f"The ground-truth calls of each of the {s['sessions']} sessions are replayed against the APIs into an "
         "OpenAI-style transcript (one assistant message per call, its tool message holding the result as JSON). "
         f"Before every turn after the first ({s['points']} scoring points) the history must fit "
         + " or ".join(f"{f:.0%}" for f in s["fractions"])
@@ -413,7 +413,7 @@ def policy_parts(s: dict[str, Any], out: Path) -> list[str]:
 def candidate_parts(s: dict[str, Any]) -> list[str]:
     """The blocks of the candidates section: what the prototypes are, one table per encoder."""
     fractions = [_key(f) for f in s["fractions"]]
-    far = [_key(f) for f in s["longrange_fractions"]][::2]
+    far = [_key(f) for f in s["longrange_fractions"]]
     n = s["longrange_points"]["longrange-plain"]
     parts = [
         "The agent policy was chosen among NumPy prototypes (`dsgc_bench/bfcl/agent.py`, whose docstring gives "
