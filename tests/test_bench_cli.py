@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -9,9 +10,11 @@ import sys
 
 import pytest
 
+from dsgc_bench.bfcl.suite import BfclSuite
 from dsgc_bench.cli import main
+from dsgc_bench.registry import ALL, SUITES
 from dsgc_bench.runner import METHODS, Condition, Encodings, run
-from dsgc_bench.registry import ALL
+from dsgc_bench.suite import SuiteSequence
 
 
 def bench(*args: str) -> int:
@@ -54,10 +57,18 @@ def test_unknown_method_and_impl_are_rejected():
         run([Condition(template="role", encoder="lexical", method="dsgc")], [0], Encodings(), impl="gpu")
 
 
-def test_reproduce_runs_every_suite(tmp_path):
+def test_reproduce_runs_every_suite(tmp_path, monkeypatch):
+    # the BFCL replay on two sessions of each split (the whole replay is the slowest suite);
+    # without bfcl-eval reproduce skips it
+    quick = tuple(BfclSuite(sessions=2) if s.name == "bfcl" else s for s in ALL)
+    monkeypatch.setitem(SUITES, "reproduce", SuiteSequence("reproduce", "Every suite", quick))
     assert bench("reproduce", "--seeds", "1", "--encoder", "lexical", "--out", str(tmp_path)) == 0
     report = (tmp_path / "REPORT.md").read_text()
+    bfcl_eval = importlib.util.find_spec("bfcl_eval") is not None
     for suite in ALL:
+        if suite.name == "bfcl" and not bfcl_eval:
+            assert suite.load(tmp_path) is None
+            continue
         assert suite.load(tmp_path) is not None
         assert f"## {suite.title}" in report
     scaling = json.loads((tmp_path / "raw-scaling.json").read_text())["records"]

@@ -1,11 +1,13 @@
-"""The long-range generator: deterministic, one holder of the fact, a question without it."""
+"""The long-range generator: deterministic, one holder of the fact, a question without it, a
+tool-heavy variant of the same conversation."""
 
 from __future__ import annotations
 
 from dsgc_bench.bfcl.policies import Embeddings, recency_first_fit, similarity
 from dsgc_bench.bfcl.metrics import kept_values
-from dsgc_bench.longrange import KINDS, conversation, points
+from dsgc_bench.longrange import KINDS, PROBES, conversation, points, to_point
 from dsgc_fast.encoders import make_encoder
+from dsgc_fast.messages import check_messages
 
 
 def test_deterministic_and_well_formed():
@@ -25,9 +27,29 @@ def test_deterministic_and_well_formed():
 
 def test_points_have_one_holder_and_recency_loses_the_fact():
     emb = Embeddings(make_encoder("lexical"))
-    pts = points(12)
+    pts = points(range(4))
     assert all(len(p.needed) == 1 and len(p.holders[p.needed[0]]) == 1 for p in pts)
     recency = [kept_values(p, recency_first_fit(p, emb, p.budget(0.05)))[0] for p in pts]
     similar = [kept_values(p, similarity(p, emb, p.budget(0.25)))[0] for p in pts]
     assert not any(recency)
     assert any(similar)
+
+
+def test_tool_heavy_variant_is_the_same_conversation_with_tool_units():
+    for seed in range(6):
+        plain, tools = conversation(seed, "city"), conversation(seed, "city", tools=True)
+        assert tools.value == plain.value and tools.tools and not plain.tools
+        check_messages(tools.messages)
+        no_tools = [m for m in tools.messages if m["role"] != "tool" and not m.get("tool_calls")]
+        assert tuple(no_tools) == plain.messages
+        assert sum(m["role"] == "tool" for m in tools.messages) >= 10
+        assert tools.messages[tools.fact_index] == plain.messages[plain.fact_index]
+        point = to_point(tools)  # raises unless the fact turn is its only holder
+        assert point.kinds.count("call") == point.kinds.count("result")
+
+
+def test_probes_replace_the_question():
+    conv = conversation(2, "name")
+    for question in PROBES:
+        point = to_point(conv, question)
+        assert point.texts[-1] == question and point.texts[:-1] == to_point(conv).texts[:-1]

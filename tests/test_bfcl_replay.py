@@ -17,7 +17,7 @@ from dsgc_bench.bfcl.check import check_all  # noqa: E402
 from dsgc_bench.bfcl.data import SPLITS, load_sessions  # noqa: E402
 from dsgc_bench.bfcl.metrics import score  # noqa: E402
 from dsgc_bench.bfcl.points import transcript_points  # noqa: E402
-from dsgc_bench.bfcl.policies import BASELINES, Embeddings, _compact  # noqa: E402
+from dsgc_bench.bfcl.policies import Embeddings, baselines  # noqa: E402
 from dsgc_bench.bfcl.replay import parse_call, replay  # noqa: E402
 from dsgc_fast.encoders import CachedEncoder, make_encoder  # noqa: E402
 from dsgc_fast.messages import check_messages  # noqa: E402
@@ -67,16 +67,15 @@ def test_positional_arguments_are_named():
         parse_call("f(x=y)")
 
 
-def test_prototype_reproduces_the_store_and_units_stay_whole(transcripts):
+def test_prototypes_reproduce_the_store_and_units_stay_whole(transcripts):
+    """unit-max is the store with the paper's rule, (R) the store default (the agent policy)."""
     emb = Embeddings(CachedEncoder(make_encoder("lexical")))
     points = [p for tr in transcripts for p in transcript_points(tr)]
-    store_like = CANDIDATES["unit-max (store-like)"]
+    store_like, rules = CANDIDATES["unit-max (store-like)"], baselines()
     for p in points:
         budget = p.budget(0.25)
-        paper_rule = _compact(p, emb, budget, [dict(m) for m in p.messages], policy="dsgc")
-        assert np.array_equal(store_like(p, emb, budget).retained, paper_rule.retained)
-        store = BASELINES["store-default"](p, emb, budget)  # the agent policy: the prototype (R) in the engine
-        assert np.array_equal(RECOMMENDED(p, emb, budget).retained, store.retained)
-        for policy in (RECOMMENDED, BASELINES["store-recency"], BASELINES["store-annotated"]):
+        assert np.array_equal(store_like(p, emb, budget).retained, rules["store-dsgc"](p, emb, budget).retained)
+        assert np.array_equal(RECOMMENDED(p, emb, budget).retained, rules["store-default"](p, emb, budget).retained)
+        for policy in (RECOMMENDED, rules["store-recency"], rules["store-annotated"]):
             got = score(p, policy(p, emb, budget), budget)
             assert got.broken == 0 and got.used <= budget

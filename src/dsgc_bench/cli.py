@@ -24,7 +24,7 @@ from dsgc_fast.encoders import ENCODER_NAMES
 from .registry import SUITES
 from .report import write_report
 from .runner import IMPLS
-from .suite import DEFAULT_SEEDS, RunConfig, execute
+from .suite import DEFAULT_SEEDS, RunConfig, Unavailable, execute
 
 #: render the report from the files in OUT without running a suite
 REPORT = "report"
@@ -55,7 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=not args.no_progress and sys.stderr.isatty(),
             log=print,
         )
-        execute(SUITES[args.suite], config, args.out)
+        try:
+            execute(SUITES[args.suite], config, args.out)
+        except Unavailable as exc:
+            raise SystemExit(f"dsgc-bench: {args.suite}: {exc}") from None
     path, sections = write_report(args.out)
     for section in sections:
         failed = [c["claim"] for c in section.checks if c["passed"] is False]

@@ -5,7 +5,9 @@ A new suite is one module with a class implementing ``suite.Suite`` and one entr
 
 from __future__ import annotations
 
+from .bfcl.suite import BfclSuite
 from .induction_suite import InductionSuite
+from .longrange_suite import LongRangeSuite
 from .paper_suites import BUDGET, GRAPH_NOISE, HONEYPOT, KHOP, LAMBDA, MAIN, SCALING
 from .referents import ReferentSuite
 from .suite import Suite, SuiteSequence
@@ -21,6 +23,8 @@ ALL: tuple[Suite, ...] = (
     HONEYPOT,
     ReferentSuite(),
     InductionSuite(),
+    BfclSuite(),
+    LongRangeSuite(),
 )
 REPRODUCE = SuiteSequence("reproduce", "Every suite", ALL)
 

@@ -14,7 +14,8 @@ timings, so two runs give byte-identical files; ``execute`` reports wall time th
 ``config.log`` instead.
 
 Adding a suite: one module with a class that implements ``Suite``, one entry in
-``registry.SUITES``.
+``registry.SUITES``.  A suite that cannot run on this machine (its data or an optional
+dependency is missing) raises ``Unavailable`` from ``build``; ``reproduce`` then skips it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ from .runner import IMPLS, Encodings
 
 #: seeds of a full run, 0..14 (the paper's 15)
 DEFAULT_SEEDS: tuple[int, ...] = tuple(range(15))
+
+
+class Unavailable(RuntimeError):
+    """A suite cannot run here: its data or an optional dependency is missing (the message says
+    which and how to install it)."""
 
 
 def _quiet(line: str) -> None:
@@ -145,8 +151,10 @@ def execute(suite: Suite, config: RunConfig, out: Path) -> Any:
 class SuiteSequence:
     """Suites run one after the other; plan, raw and summary hold one entry per member.
 
-    ``render`` skips members whose summary is None (not run into that folder), so the
-    sequence of every suite renders whatever a folder holds.
+    A member whose ``build`` raises ``Unavailable`` is skipped (logged): its plan, raw and
+    summary are None and it saves nothing.  ``render`` skips members whose summary is None
+    (not run into that folder), so the sequence of every suite renders whatever a folder
+    holds.
     """
 
     name: str
@@ -154,20 +162,28 @@ class SuiteSequence:
     members: tuple[Suite, ...]
 
     def build(self, config: RunConfig) -> tuple[Any, ...]:
-        return tuple(m.build(config) for m in self.members)
+        plans = []
+        for m in self.members:
+            try:
+                plans.append(m.build(config))
+            except Unavailable as exc:
+                config.log(f"{m.name}: skipped: {exc}")
+                plans.append(None)
+        return tuple(plans)
 
     def run(self, plan: Sequence[Any], config: RunConfig) -> tuple[Any, ...]:
-        return tuple(timed_run(m, p, config) for m, p in zip(self.members, plan))
+        return tuple(None if p is None else timed_run(m, p, config) for m, p in zip(self.members, plan))
 
     def summarize(self, raw: Sequence[Any], config: RunConfig) -> tuple[Any, ...]:
-        return tuple(m.summarize(r, config) for m, r in zip(self.members, raw))
+        return tuple(None if r is None else m.summarize(r, config) for m, r in zip(self.members, raw))
 
     def render(self, summary: Sequence[Any], out: Path) -> list[Section]:
         return [sec for m, s in zip(self.members, summary) if s is not None for sec in m.render(s, out)]
 
     def save(self, out: Path, raw: Sequence[Any], summary: Sequence[Any]) -> None:
         for m, r, s in zip(self.members, raw, summary):
-            m.save(out, r, s)
+            if r is not None:
+                m.save(out, r, s)
 
     def load(self, out: Path) -> tuple[Any, ...]:
         return tuple(m.load(out) for m in self.members)

@@ -176,14 +176,37 @@ def make_encoder(name: str, *, progress: bool = False) -> Encoder:
     raise ValueError(f"encoder must be one of {ENCODER_NAMES}, got {name!r}")
 
 
+def _pack_texts(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Texts as one uint8 array of their UTF-8 bytes and int64 offsets (text k: ``[o_k, o_k+1)``).
+
+    Lone surrogates (which the lexical encoder accepts) are kept with ``surrogatepass``.
+    """
+    encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def _unpack_texts(text_bytes: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """The texts ``_pack_texts`` stored; ``ValueError`` if the arrays are not such a pair."""
+    if text_bytes.dtype != np.uint8 or text_bytes.ndim != 1 or offsets.dtype.kind != "i" or offsets.ndim != 1:
+        raise ValueError("not a packed text array")
+    if offsets.size == 0 or offsets[0] != 0 or offsets[-1] != text_bytes.size or np.any(np.diff(offsets) < 0):
+        raise ValueError("text offsets do not partition the text bytes")
+    blob = text_bytes.tobytes()
+    return [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+
+
 class CachedEncoder:
     """Memoizes an encoder per text; with ``path``, persists the memo as an ``.npz`` file.
 
     ``encode`` (and ``prepare``, which only fills the memo) computes the texts not seen yet
     (distinct, in first-seen order, in one call to the wrapped encoder); rows come from the
-    memo.  ``save`` writes the memo
-    atomically; a file written for another encoder or dimension, or not a valid memo
-    (truncated, corrupt), is ignored on load: its texts are encoded again.
+    memo.  ``save`` writes the memo atomically: the encoder's name, the texts as one UTF-8
+    byte string with the offsets where each text starts (so the file grows with the total
+    length of the texts, not with the longest text times their number), and the rows.  A
+    file written for another encoder or dimension, or not a valid memo (truncated, corrupt,
+    another layout), is ignored on load: its texts are encoded again.
     """
 
     def __init__(self, encoder: Encoder, path: str | os.PathLike[str] | None = None) -> None:
@@ -202,13 +225,13 @@ class CachedEncoder:
         """Fill the memo from ``path``; a file that is not a valid memo of this encoder is ignored."""
         try:
             with np.load(path, allow_pickle=False) as data:
-                name, texts, embs = str(data["encoder"]), data["texts"], data["embs"]
+                name, embs = str(data["encoder"]), data["embs"]
+                texts = _unpack_texts(data["text_bytes"], data["text_offsets"])
         except Exception:  # noqa: BLE001 -- a damaged file makes NumPy raise OSError, ValueError, EOFError,
             return  # BadZipFile, KeyError, SyntaxError, tokenize.TokenError, ... (an .npy file: TypeError)
-        valid = texts.ndim == 1 and texts.dtype.kind == "U" and embs.shape == (texts.shape[0], self.dim)
-        if name != self.name or not valid or embs.dtype.kind != "f" or not np.isfinite(embs).all():
+        if name != self.name or embs.shape != (len(texts), self.dim) or embs.dtype.kind != "f" or not np.isfinite(embs).all():
             return
-        self._rows.update(zip(texts.tolist(), embs.astype(np.float64)))
+        self._rows.update(zip(texts, embs.astype(np.float64)))
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -243,11 +266,13 @@ class CachedEncoder:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         texts = list(self._rows)
+        text_bytes, text_offsets = _pack_texts(texts)
         tmp = self.path.with_name(self.path.name + ".tmp.npz")
         np.savez(
             tmp,
             encoder=np.array(self.name),
-            texts=np.array(texts, dtype=str),
+            text_bytes=text_bytes,
+            text_offsets=text_offsets,
             embs=np.stack([self._rows[t] for t in texts]) if texts else np.zeros((0, self.dim)),
         )
         os.replace(tmp, self.path)

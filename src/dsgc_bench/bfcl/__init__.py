@@ -33,12 +33,13 @@ Data flow (one module per step):
    JSON), strings as substrings not extended by a letter or digit, numbers as one of the
    view's numbers.
 5. Policies (``policies``, ``oracle``, ``agent``), each given the point, the encoder
-   (``dsgc_fast.encoders.make_encoder("lexical" | "sentence")`` behind a ``CachedEncoder``)
-   and the budget: message-level ``dsgc_fast.retain`` (``recency-prefix``,
-   ``recency-first-fit``, ``similarity``, ``dsgc`` with ``trace_edges``), the store
-   (``store-default``, ``store-recency``, ``store-annotated`` with ``trace_edges`` and
-   ``induce`` annotations), ``oracle-units`` (exact budgeted maximum coverage over whole
-   tool units), and the NumPy prototypes of agent policies (``agent.CANDIDATES``).
+   (the run's memoizing ``CachedEncoder``) and the budget: message-level
+   ``dsgc_fast.retain`` (``recency-prefix``, ``recency-first-fit``, ``similarity``,
+   ``dsgc`` with ``trace_edges``), the store (``store-recency``, ``store-dsgc``: the
+   paper's rule, the old default; ``store-default``: the agent policy;
+   ``store-annotated`` with ``trace_edges`` and ``induce`` annotations),
+   ``oracle-units`` (exact budgeted maximum coverage over whole tool units), and the
+   NumPy prototypes of agent policies (``agent.CANDIDATES``).
 6. Metrics (``metrics``): needed-value recall pooled over values (``sum kept / sum
    needed``), the share of points (with needed values) keeping all, broken tool pairs
    (a call and its result split), tokens used against the budget, per split and pooled;
@@ -47,10 +48,10 @@ Data flow (one module per step):
    result-held values whose call the message-level ``dsgc`` kept; the share of needed
    values that are identifiers; the induction audit (induced edges and bindings resting
    only on schema vocabulary).
-8. ``run`` (``python -m dsgc_bench.bfcl --encoder lexical|sentence --out DIR``): all of
-   the above plus the long-range case (``dsgc_bench.longrange``: a personal fact stated
-   once and asked about dozens of messages later, budgets 5-25%), written to
-   ``DIR/bfcl-<encoder>.json`` (deterministic) and ``.md`` (tables).
+8. ``suite.BfclSuite`` (``dsgc-bench bfcl``): all of the above as a suite of the
+   benchmark protocol, with the prototypes also run on the plain long-range conversations
+   of ``dsgc_bench.longrange``; files ``raw-bfcl.json`` and ``summary-bfcl.json``, two
+   sections of REPORT.md.
 """
 
 from .data import SPLITS, Session, load_sessions

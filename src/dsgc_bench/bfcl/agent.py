@@ -14,7 +14,12 @@ adds); with ``trace=True`` also ``trace_edges``' step -> result edges; with
 ``query_turns = h > 0`` *query -> history* edges from the query to every block of turns
 at ages ``1 .. h``, weight ``query_decay ** (age_i - 1)``, where ``age_i`` counts turns
 back (``age="turn"``: ``T - t_i``) or units back (``age="unit"``: 1 for the newest history
-unit).  ``g`` is ``"exp"``:
+unit); such an edge carries the query's relevance ``r_q`` or, with
+``query_scale="history"``, the largest relevance of a history block, ``max_{k < q} r_k``
+(so a lifted unit outranks the most relevant old block only by its own relevance).  With
+``working_share = w > 0`` only the newest tool units that fit, newest first and first fit,
+in ``w`` times the room left after the query receive query edges (a working set capped in
+tokens).  ``g`` is ``"exp"``:
 ``2 ** -(age - 1)`` or ``"inv"``: ``1 / age``.
 
 Selection: the query's unit is kept first.  With ``window = w > 0`` the newest units are
@@ -55,6 +60,8 @@ class AgentPolicy:
     ties: str = "newer"
     age: str = "turn"
     query_targets: str = "all"
+    query_scale: str = "query"
+    working_share: float = 0.0
 
     def with_(self, **changes: object) -> AgentPolicy:
         return replace(self, **changes)
@@ -78,8 +85,9 @@ def ages(policy: AgentPolicy, point: Point) -> np.ndarray:
     return (unit_of[point.query] - unit_of).astype(np.float64)
 
 
-def edges(policy: AgentPolicy, point: Point) -> list[tuple[int, int, float]]:
-    """Weighted ``(dependent, prerequisite, weight)`` edges of a point (module rule)."""
+def edges(policy: AgentPolicy, point: Point, targets: set[int] | None = None) -> list[tuple[int, int, float]]:
+    """Weighted ``(dependent, prerequisite, weight)`` edges of a point (module rule); query
+    edges only to ``targets`` when given."""
     out: dict[tuple[int, int], float] = {}
     call_at: dict[str, int] = {}
     for i, message in enumerate(point.messages):
@@ -97,17 +105,37 @@ def edges(policy: AgentPolicy, point: Point) -> list[tuple[int, int, float]]:
         for i in range(point.query):
             if policy.query_targets == "tools" and point.kinds[i] not in ("call", "result"):
                 continue
+            if targets is not None and i not in targets:
+                continue
             if 1 <= age[i] <= policy.query_turns:
                 out[(point.query, i)] = policy.query_decay ** (age[i] - 1)
     return [(j, i, w) for (j, i), w in sorted(out.items())]
 
 
-def block_scores(policy: AgentPolicy, point: Point, embs: np.ndarray) -> np.ndarray:
-    """``s_i`` of every block (module docstring)."""
+def working_set(policy: AgentPolicy, point: Point, room: int) -> set[int] | None:
+    """Blocks of the newest tool units fitting in ``working_share * room`` (None: no cap)."""
+    if policy.working_share <= 0:
+        return None
+    left, out = int(policy.working_share * room), set()
+    for unit in reversed(point.units):
+        if point.query in unit or not any(point.kinds[i] in ("call", "result") for i in unit):
+            continue
+        cost = int(point.costs[list(unit)].sum())
+        if cost <= left:
+            out.update(unit)
+            left -= cost
+    return out
+
+
+def block_scores(policy: AgentPolicy, point: Point, embs: np.ndarray, targets: set[int] | None = None) -> np.ndarray:
+    """``s_i`` of every block (module docstring); query edges only to ``targets`` when given."""
     r = softmax(embs @ embs[point.query], policy.tau)
+    carried = r.copy()
+    if policy.query_scale == "history" and point.query > 0:
+        carried[point.query] = r[: point.query].max()
     pi = np.zeros(point.n)
-    for j, i, w in edges(policy, point):
-        pi[i] += w * r[j]
+    for j, i, w in edges(policy, point, targets):
+        pi[i] += w * carried[j]
     s = r + policy.lam * pi
     if policy.beta:
         age = np.maximum(ages(policy, point), 1.0)
@@ -118,7 +146,8 @@ def block_scores(policy: AgentPolicy, point: Point, embs: np.ndarray) -> np.ndar
 
 def select(policy: AgentPolicy, point: Point, embs: np.ndarray, budget: int) -> Selection:
     """The candidate's kept blocks (module docstring)."""
-    s = block_scores(policy, point, embs)
+    room = budget - int(point.costs[point.query])
+    s = block_scores(policy, point, embs, working_set(policy, point, room))
     units = [list(u) for u in point.units]
     cost = np.array([int(point.costs[u].sum()) for u in units], dtype=np.int64)
     agg = np.array([(s[u].max() if policy.agg == "max" else s[u].sum()) for u in units])
@@ -200,4 +229,10 @@ CANDIDATES: dict[str, AgentPolicy] = {
     "(e) query->tool units d=0.95 + sum": TOOLS.with_(agg="sum", query_decay=0.95),
     "(e) query->tool units of prev turn + sum": BASE.with_(query_turns=1, query_targets="tools", agg="sum"),
     RECOMMENDED_NAME: RECOMMENDED,
+    "(S) (R) scaled by the top history relevance": RECOMMENDED.with_(query_scale="history"),
+    "(S) (R) d=0.7 scaled by the top history relevance": RECOMMENDED.with_(query_scale="history", query_decay=0.7),
+    "(S) (R) d=0.95 scaled by the top history relevance": RECOMMENDED.with_(query_scale="history", query_decay=0.95),
+    "(W) (R), working set capped at 1/4 of the budget": RECOMMENDED.with_(working_share=0.25),
+    "(W) (R), working set capped at 1/2 of the budget": RECOMMENDED.with_(working_share=0.5),
+    "(W) (R), working set capped at 3/4 of the budget": RECOMMENDED.with_(working_share=0.75),
 }

@@ -20,13 +20,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..suite import Unavailable
+
 #: the development splits, the only ones this harness reads
 SPLITS: tuple[str, ...] = ("base", "long_context")
 
 _FILE = "BFCL_v4_multi_turn_{split}.json"
+#: what to do when the wheel is missing (its dependencies are not needed)
+INSTALL = "bfcl-eval is not installed: pip install --no-deps bfcl-eval==2026.3.23"
 
 
-class BfclUnavailable(RuntimeError):
+class BfclUnavailable(Unavailable):
     """The ``bfcl-eval`` wheel is not installed."""
 
 
@@ -63,7 +67,7 @@ def data_dir() -> Path:
     try:
         root = resources.files("bfcl_eval")
     except ModuleNotFoundError:
-        raise BfclUnavailable("bfcl-eval is not installed: pip install --no-deps bfcl-eval") from None
+        raise BfclUnavailable(INSTALL) from None
     return Path(str(root)) / "data"
 
 
@@ -74,7 +78,7 @@ def bfcl_version() -> str:
     try:
         return version("bfcl-eval")
     except PackageNotFoundError:
-        raise BfclUnavailable("bfcl-eval is not installed: pip install --no-deps bfcl-eval") from None
+        raise BfclUnavailable(INSTALL) from None
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:

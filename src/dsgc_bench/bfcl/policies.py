@@ -13,7 +13,9 @@ and results are separate blocks, so pairs can break):
 Store level (``MemoryStore`` + ``dsgc_fast.messages.add_messages`` +
 ``compact_messages``: tool units kept whole, the query a live root):
 
-- ``store-default``: ``compact_messages`` with its defaults;
+- ``store-default``: ``compact_messages`` with its defaults (the agent policy);
+- ``store-dsgc``: ``policy="dsgc"``, the paper's rule (the store's default before the agent
+  policy);
 - ``store-recency``: ``policy="recency"``;
 - ``store-annotated``: every message annotated (``"dsgc"``: ``id``, ``depends_on``,
   ``binds``, ``uses``) with what ``trace_edges`` and ``induce`` return on the blocks.
@@ -115,6 +117,10 @@ def store_default(point: Point, emb: Embeddings, budget: int) -> Selection:
     return _compact(point, emb, budget, [dict(m) for m in point.messages])
 
 
+def store_dsgc(point: Point, emb: Embeddings, budget: int) -> Selection:
+    return _compact(point, emb, budget, [dict(m) for m in point.messages], policy="dsgc")
+
+
 def store_recency(point: Point, emb: Embeddings, budget: int) -> Selection:
     return _compact(point, emb, budget, [dict(m) for m in point.messages], policy="recency")
 
@@ -135,20 +141,41 @@ def annotations(point: Point) -> list[dict[str, Any]]:
     ]
 
 
-def store_annotated(point: Point, emb: Embeddings, budget: int) -> Selection:
-    notes = annotations(point)
-    messages = [{**m, "dsgc": note} for m, note in zip(point.messages, notes)]
-    return _compact(point, emb, budget, messages)
+def annotated_messages(point: Point) -> list[dict[str, Any]]:
+    """The point's messages, each with its ``"dsgc"`` annotation."""
+    return [{**m, "dsgc": note} for m, note in zip(point.messages, annotations(point))]
+
+
+class AnnotatedStore:
+    """``store-annotated``: the store default on the annotated messages.
+
+    Induction depends on neither the encoder nor the budget, so each point's annotations are
+    computed once per instance; points are told apart by session, split, turn and query text
+    (unique within a run: make one instance per run).
+    """
+
+    def __init__(self) -> None:
+        self._messages: dict[tuple[str, str, int, str], list[dict[str, Any]]] = {}
+
+    def __call__(self, point: Point, emb: Embeddings, budget: int) -> Selection:
+        key = (point.session, point.split, point.turn, point.texts[-1])
+        if key not in self._messages:
+            self._messages[key] = annotated_messages(point)
+        return _compact(point, emb, budget, self._messages[key])
 
 
 Policy = Callable[[Point, Embeddings, int], Selection]
 
-BASELINES: dict[str, Policy] = {
-    "recency-prefix": recency_prefix,
-    "recency-first-fit": recency_first_fit,
-    "similarity": similarity,
-    "dsgc": dsgc_trace,
-    "store-default": store_default,
-    "store-recency": store_recency,
-    "store-annotated": store_annotated,
-}
+
+def baselines() -> dict[str, Policy]:
+    """Every policy of the module, by table name (a fresh ``AnnotatedStore`` each call)."""
+    return {
+        "recency-prefix": recency_prefix,
+        "recency-first-fit": recency_first_fit,
+        "similarity": similarity,
+        "dsgc": dsgc_trace,
+        "store-recency": store_recency,
+        "store-dsgc": store_dsgc,
+        "store-default": store_default,
+        "store-annotated": AnnotatedStore(),
+    }

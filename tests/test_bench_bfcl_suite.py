@@ -1,0 +1,107 @@
+"""``dsgc-bench bfcl``: the BFCL replay as a suite of the protocol, on a few sessions.
+
+Skipped without bfcl-eval (``make`` installs it, so CI runs it).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval==2026.3.23)")
+
+from dsgc_bench import cli  # noqa: E402
+from dsgc_bench.bfcl import data  # noqa: E402
+from dsgc_bench.bfcl.agent import CANDIDATES  # noqa: E402
+from dsgc_bench.bfcl.suite import DEFAULT, LABELS, BfclSuite  # noqa: E402
+from dsgc_bench.suite import RunConfig, Suite, SuiteSequence, execute  # noqa: E402
+
+SMALL = BfclSuite(sessions=2)
+CONFIG = dict(seeds=(0,), encoders=("lexical",))
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """The small suite run twice into two folders."""
+    outs = [tmp_path_factory.mktemp(f"bfcl{k}") for k in range(2)]
+    for out in outs:
+        execute(SMALL, RunConfig(**CONFIG), out)
+    return outs
+
+
+def test_implements_the_protocol_and_is_registered():
+    assert isinstance(SMALL, Suite)
+    (suite_arg,) = [a for a in cli._parser()._actions if a.dest == "suite"]
+    assert "bfcl" in suite_arg.choices and "longrange" in suite_arg.choices
+
+
+def test_files_are_deterministic_and_complete(folders):
+    a, b = folders
+    for name in ("raw-bfcl.json", "summary-bfcl.json"):
+        assert (a / name).read_bytes() == (b / name).read_bytes()
+    raw = json.loads((a / "raw-bfcl.json").read_text())
+    assert raw["sessions"] == 4 and raw["check"]["mismatches"] == []
+    assert {c["policy"] for c in raw["cells"] if c["table"] == "policies"} == set(LABELS)
+    assert {c["policy"] for c in raw["cells"] if c["table"] == "candidates"} == set(CANDIDATES)
+    assert all(len(c["kept"]) == len(raw["points"]) for c in raw["cells"] if c["table"] in ("policies", "candidates"))
+
+
+def test_summary_claims_and_report(folders):
+    out = folders[0]
+    summary = SMALL.load(out)
+    same = summary["same_as_prototype"]
+    assert same["points"] == 2 * summary["points"] and same["same"] == same["points"]
+    for enc_cells in summary["policies"].values():
+        for cell in enc_cells.values():
+            default = cell[DEFAULT]["pooled"]
+            assert default["broken"] == 0 and default["used"] <= default["budget"]
+            assert 0.0 <= default["recall"] <= 1.0
+    claims = {c["claim"]: c["passed"] for c in summary["checks"]}
+    assert claims["every replayed tool result equals BFCL's own executor"] is True
+    assert claims["the engine's agent policy keeps what prototype (R) keeps"] is True
+    sections = SMALL.render(summary, out)
+    assert [s.title for s in sections] == [SMALL.title, "BFCL: the agent-policy candidates measured"]
+    text = sections[0].text
+    assert "Apache-2.0" in text and "bfcl-eval` 2026.3.23" in text and "gorilla.cs.berkeley.edu" in text
+    assert "**today**" in text and "the agent policy" in text
+    assert (out / "plots" / "bfcl-recall.png").stat().st_size > 1000
+
+
+def test_missing_bfcl_eval_is_a_clear_message_and_reproduce_skips_it(tmp_path, monkeypatch):
+    def missing():
+        raise data.BfclUnavailable(data.INSTALL)
+
+    monkeypatch.setattr(data, "data_dir", missing)
+    with pytest.raises(SystemExit, match=r"bfcl: bfcl-eval is not installed: pip install --no-deps"):
+        cli.main(["bfcl", "--encoder", "lexical", "--out", str(tmp_path), "--no-progress"])
+    lines = []
+    both = SuiteSequence("both", "both", (SMALL, Echo()))
+    execute(both, RunConfig(**CONFIG, log=lines.append), tmp_path)
+    assert any(line.startswith("bfcl: skipped: bfcl-eval is not installed") for line in lines)
+    assert SMALL.load(tmp_path) is None and Echo().load(tmp_path) == {"seeds": [0]}
+
+
+class Echo:
+    """A minimal suite: its summary is the run's seeds."""
+
+    name, title = "echo", "Echo"
+
+    def build(self, config):
+        return list(config.seeds)
+
+    def run(self, plan, config):
+        return {"seeds": plan}
+
+    def summarize(self, raw, config):
+        return raw
+
+    def render(self, summary, out):
+        return []
+
+    def save(self, out, raw, summary):
+        (out / "echo.json").write_text(json.dumps(summary))
+
+    def load(self, out):
+        path = out / "echo.json"
+        return json.loads(path.read_text()) if path.exists() else None
