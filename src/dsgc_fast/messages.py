@@ -28,6 +28,15 @@ Annotations.  A message may carry a ``"dsgc"`` object with ``id``, ``depends_on`
 ``uses``, ``pinned`` and ``cost`` (the ``MemoryStore.add`` arguments); it is stripped from the
 stored message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": ...,
 "depends_on": [...], "binds": {...}, "uses": [...], "pinned": ..., "cost": ..., "meta": {...}}``.
+
+Induction.  By default (``induce=True``) every message and plain block that declares none of
+``depends_on``, ``binds``, ``uses`` is added with ``MemoryStore.add(..., induce=True)``: the
+store induces its edges and referents (``dsgc_fast.induction``: tool-call arguments and tool
+results read as JSON, values such as order ids and folder names linked across messages, a
+step linked to the result and the user message whose values it repeats, "that order"
+resolved to the order id it means).  A record that declares any of the three keeps exactly
+what it declares (and is not read by the inducer).  ``induce=False`` adds everything as
+declared.
 """
 
 from __future__ import annotations
@@ -46,6 +55,8 @@ from .store import BINDING_TABLE_KIND, MemoryStore
 ANNOTATION_KEY = "dsgc"
 ROOT_ROLES = ("system", "developer")
 _ANNOTATION_FIELDS = ("id", "depends_on", "binds", "uses", "pinned", "cost")
+#: the annotation fields that declare structure: a record giving any of them is not induced
+_STRUCTURE_FIELDS = ("depends_on", "binds", "uses")
 _BLOCK_FIELDS = ("text", "meta") + _ANNOTATION_FIELDS
 
 
@@ -136,8 +147,9 @@ class _Planner:
     message's tool calls wait for results, only tool messages answering them may come next.
     """
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, induce: bool) -> None:
         self.store = store
+        self.induce = induce
         self.first_seen: dict[str, str | None] = {}
         self.calls: dict[str, str] = {}
         self.answered: set[str] = set()
@@ -175,6 +187,10 @@ class _Planner:
         self.first_seen[block_id] = where
         return kwargs
 
+    def induced(self, annotation: Mapping[str, Any]) -> bool:
+        """Whether a record with these annotation fields gets induced ones (module docstring)."""
+        return self.induce and set(annotation).isdisjoint(_STRUCTURE_FIELDS)
+
     def block(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
         _check_keys(record, _BLOCK_FIELDS, "block", where)
         if not isinstance(record.get("text"), str):
@@ -184,7 +200,7 @@ class _Planner:
             raise SessionError(f"a block's meta may not use the keys {list(_MESSAGE_META)}: they mark chat messages", where)
         kwargs = _annotation_kwargs(record, where)
         kwargs["id"] = kwargs.get("id") or self.fresh_id()
-        kwargs.update(text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]))
+        kwargs.update(text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]), induce=self.induced(record))
         return kwargs
 
     def message(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
@@ -238,6 +254,7 @@ class _Planner:
             depends_on=depends_on,
             pinned=kwargs["pinned"] if kwargs["pinned"] is not None else role in ROOT_ROLES,
             meta={"role": role, "message": message},
+            induce=self.induced(annotation),
         )
         return kwargs
 
@@ -331,16 +348,19 @@ def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str
     return out
 
 
-def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]]) -> list[str]:
+def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, induce: bool = True) -> list[str]:
     """Append ``(where, record)`` pairs (messages or blocks); returns their block ids.
 
     The whole batch is validated first (ids, dependencies, tool-call pairing) and added in
     one ``MemoryStore.atomic`` group, so an invalid record adds nothing, not even the valid
     records before it; errors are ``SessionError`` naming the record's ``where``.
     A tool result whose call was archived brings the call's unit back (``MemoryStore.add``
-    recalls the archived binders of the referents a new block uses).
+    recalls the archived binders of the referents a new block uses).  ``induce``: induce
+    the structure of the records that declare none (module docstring).
     """
-    planner = _Planner(store)
+    if not isinstance(induce, bool):
+        raise TypeError(f"induce must be a bool, got {type(induce).__name__}")
+    planner = _Planner(store, induce)
     plans = [(where, planner.plan(record, where)) for where, record in records]
     ids = []
     with store.atomic():
@@ -352,14 +372,14 @@ def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]]) -
     return ids
 
 
-def add_messages(store: MemoryStore, messages: Iterable[Mapping[str, Any]]) -> list[str]:
+def add_messages(store: MemoryStore, messages: Iterable[Mapping[str, Any]], *, induce: bool = True) -> list[str]:
     """Append chat messages (dicts) to ``store``; returns their block ids (see the module doc)."""
-    return add_records(store, [(f"message {k}", m) for k, m in enumerate(messages)])
+    return add_records(store, [(f"message {k}", m) for k, m in enumerate(messages)], induce=induce)
 
 
-def load_session(store: MemoryStore, source: str | os.PathLike | IO[str]) -> list[str]:
+def load_session(store: MemoryStore, source: str | os.PathLike | IO[str], *, induce: bool = True) -> list[str]:
     """Append every record of a JSONL session; errors name the line number."""
-    return add_records(store, [(f"line {number}", record) for number, record in read_jsonl(source)])
+    return add_records(store, [(f"line {number}", record) for number, record in read_jsonl(source)], induce=induce)
 
 
 # -- compaction ---------------------------------------------------------------------------

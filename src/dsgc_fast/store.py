@@ -36,6 +36,8 @@ from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvic
 
 from . import _validate
 from ._archive_access import database_error
+from ._growable import Growable
+from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, check_nesting
 from .archive import Archive, ArchivedBlock, Block
 from .encoders import check_unicode
@@ -74,25 +76,6 @@ def default_encoder() -> Encoder:
     from .encoders import LexicalEncoder
 
     return LexicalEncoder()
-
-
-class _Growable:
-    """An append-only NumPy array (1-D, or 2-D with a fixed width); capacity doubles."""
-
-    def __init__(self, dtype: Any, width: int | None = None) -> None:
-        self._data = np.empty((16,) if width is None else (16, width), dtype=dtype)
-        self.n = 0
-
-    def append(self, value: Any) -> None:
-        if self.n == self._data.shape[0]:
-            grown = np.empty((2 * self.n,) + self._data.shape[1:], dtype=self._data.dtype)
-            grown[: self.n] = self._data
-            self._data = grown
-        self._data[self.n] = value
-        self.n += 1
-
-    def view(self) -> np.ndarray:
-        return self._data[: self.n]
 
 
 class MemoryStore:
@@ -184,14 +167,17 @@ class MemoryStore:
         self._newest_binder: dict[str, int] = {}
         self._referents = _Referents()
         self._active_blocks: dict[int, Block] = {}
-        self._emb: _Growable | None = None
-        self._cost = _Growable(np.int64)
-        self._active = _Growable(np.bool_)
-        self._pinned = _Growable(np.bool_)
-        self._edges = _Growable(np.int64, 2)
+        self._emb: Growable | None = None
+        self._cost = Growable(np.int64)
+        self._active = Growable(np.bool_)
+        self._pinned = Growable(np.bool_)
+        self._edges = Growable(np.int64, 2)
+        self._induced: InducedEdges | None = None  # made by the first induced block
         try:
             for block, active in self._archive.all_blocks():
                 _check_stored(block, len(self._ids), self._slot_of, self.dimension)
+                if is_induced(block.meta):  # the same reading as when it was added: its edges again
+                    self._induce(block.seq, block.text, block.meta, block.depends_on)
                 self._append(block, block.embedding, active=active)
         except (ValueError, sqlite3.DatabaseError) as exc:
             raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
@@ -199,7 +185,7 @@ class MemoryStore:
     def _append(self, block: Block, embedding: np.ndarray, *, active: bool) -> None:
         slot = len(self._ids)
         if self._emb is None:
-            self._emb = _Growable(np.float64, embedding.shape[0])
+            self._emb = Growable(np.float64, embedding.shape[0])
         self._emb.append(embedding)
         self._cost.append(block.cost)
         self._active.append(active)
@@ -249,6 +235,7 @@ class MemoryStore:
         cost: int | None = None,
         pinned: bool = False,
         meta: Mapping[str, Any] | None = None,
+        induce: bool = False,
     ) -> str:
         """Append a block; returns its id (default ``"b<seq>"``).
 
@@ -256,7 +243,10 @@ class MemoryStore:
         ``binds``: referent -> value this block binds; ``uses``: referents it uses;
         ``embedding``: (d,) vector (default: ``encoder([text])``); ``cost``: token cost
         (default: ``token_counter(text)``); ``pinned``: a live root at every compaction;
-        ``meta``: JSON-serializable data kept with the block.
+        ``meta``: JSON-serializable data kept with the block (the key ``"induced"`` is
+        reserved); ``induce``: also give the block the edges induction finds to earlier
+        induced blocks (``dsgc_fast._induced``; a chat message in ``meta["message"]`` is read
+        as one), kept apart from ``depends_on``: ``induced_edges()``.
 
         If the block uses a referent whose live binder (the newest block binding it) is
         archived, that binder and its referent closure return to the active set in the same
@@ -284,14 +274,47 @@ class MemoryStore:
             meta=_check_meta(meta),
             embedding=self._embedding(text, embedding),
         )
-        binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
-        missing = self._archived_closure(binders)
-        with self._archive.transaction():
-            restored = self._archive.restore_blocks(missing) if missing else []
-            self._archive.insert_active(block)
+        induce = _check_flag("induce", induce)
+        try:
+            if induce:
+                block = self._with_induction(block)
+            binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
+            missing = self._archived_closure(binders)
+            with self._archive.transaction():
+                restored = self._archive.restore_blocks(missing) if missing else []
+                self._archive.insert_active(block)
+        except BaseException:
+            if induce:  # the inducer may have read the block: rebuild it from the record
+                self._rebuild()
+            raise
         self._mark_active(restored)
         self._append(block, block.embedding, active=True)
         return block_id
+
+    def _induce(self, seq: int, text: str, meta: Mapping[str, Any], depends_on: Iterable[str]) -> None:
+        """Run the store's inducer on the block ``seq`` (the newest): record its induced edges."""
+        if self._induced is None:
+            self._induced = InducedEdges()
+        declared = {self._slot_of[d] for d in depends_on}
+        message = meta.get("message")
+        chat = isinstance(message, Mapping) and isinstance(message.get("role"), str)
+        self._induced.observe(seq, text, message if chat else None, declared)
+
+    def _with_induction(self, block: Block) -> Block:
+        """``block`` marked as induced, its induced edges recorded apart (``dsgc_fast._induced``)."""
+        self._induce(block.seq, block.text, block.meta, block.depends_on)
+        return dataclasses.replace(block, meta={**block.meta, INDUCED_KEY: True})
+
+    @_serialized
+    def induced_edges(self) -> list[tuple[str, str]]:
+        """The induced edges in force, ``(dependent id, prerequisite id)``, oldest dependent first.
+
+        Kept apart from the blocks' declared ``depends_on`` (``dsgc_fast._induced``);
+        compaction uses both.
+        """
+        if self._induced is None:
+            return []
+        return [(self._ids[j], self._ids[i]) for j, i in self._induced.pairs()]
 
     def _check_cost(self, cost: Any, text: str) -> int:
         name = "cost"
@@ -535,8 +558,11 @@ class MemoryStore:
         return out
 
     def _active_graph(self, slots: np.ndarray, local: np.ndarray) -> DependencyGraph:
-        """The prerequisite edges among the active blocks, in local indices."""
-        edges = local[self._edges.view()]
+        """The prerequisite edges (declared and induced) among the active blocks, in local indices."""
+        edges = self._edges.view()
+        if self._induced is not None:
+            edges = np.concatenate([edges, self._induced.live()])
+        edges = local[edges]
         edges = edges[(edges >= 0).all(axis=1)] if edges.size else np.empty((0, 2), dtype=np.int64)
         return DependencyGraph.from_edges(slots.shape[0], edges)
 
@@ -754,6 +780,8 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"meta must be JSON-serializable: {exc}") from None
     check_nesting("meta", decoded)
+    if INDUCED_KEY in decoded:
+        raise ValueError(f"meta key {INDUCED_KEY!r} is reserved: it marks the blocks added with induce=True")
     return decoded
 
 
@@ -791,11 +819,11 @@ class _Referents:
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.names: list[str] = []
-        self.use_ptr = _Growable(np.int64)
+        self.use_ptr = Growable(np.int64)
         self.use_ptr.append(0)
-        self.use_refs = _Growable(np.int64)
-        self.bind_slots = _Growable(np.int64)
-        self.bind_refs = _Growable(np.int64)
+        self.use_refs = Growable(np.int64)
+        self.bind_slots = Growable(np.int64)
+        self.bind_refs = Growable(np.int64)
 
     def _id(self, referent: str) -> int:
         k = self.ids.get(referent)

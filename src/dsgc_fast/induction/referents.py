@@ -34,11 +34,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
 from . import _checks
+from .mentions import Mention, Prose
 from .tokens import FUNCTION_WORDS, iter_identifiers, shape, split_named
 
 #: default look-back, in blocks, for resolving a definite description
@@ -53,7 +54,17 @@ _VERB_DEFINE = r"\s+(?:is now|is set to|was set to|set to|changed to|updated to|
 #: (operator, longest value in words): a symbol assigns one token, a verb a short phrase
 _REBIND = ((re.compile(_SYMBOL_REBIND), 1), (re.compile(_VERB_REBIND), VALUE_WORDS))
 _DEFINE = ((re.compile(_SYMBOL_DEFINE), 1), (re.compile(_VERB_DEFINE), VALUE_WORDS))
-_DESCRIPTION_RE = re.compile(r"\b(?:that|this|said|the same)\s+([A-Za-z]+)\b", re.IGNORECASE)
+#: words between a determiner and its noun that keep the description definite
+MODIFIERS = ("same", "most", "recent", "last", "latest", "previous", "current", "new", "newest", "earlier",
+             "above", "mentioned", "aforementioned")
+_STRONG = ("that", "this", "said")
+#: a description: determiner, modifiers, then up to three words, the first of which that is
+#: a known head noun being its noun (the words after the first are only looked at)
+_DESCRIPTION_RE = re.compile(
+    rf"\b(that|this|said|the|my|our|your)\s+((?:(?:{'|'.join(MODIFIERS)})\s+){{0,2}})([A-Za-z]+)\b"
+    r"(?=((?:\s+[A-Za-z]+\b){0,2}))",
+    re.IGNORECASE,
+)
 _WORD_BEFORE_RE = re.compile(r"(?<![\w-])([A-Za-z]{3,})[ \t]+$")
 _WORD_RE = re.compile(r"\S+")  # the words of str.split(), found one at a time
 
@@ -62,7 +73,8 @@ def _value_after(text: str, end: int, operators) -> str | None:
     """The short value an assignment operator right after ``end`` gives, else None.
 
     The value runs to the first punctuation mark, at most the operator's word limit; only
-    those words are read, never the rest of the text.
+    those words are read, never the rest of the text.  A value starting with a function
+    word binds nothing (``RT-114: the ...``).
     """
     for operator, limit in operators:
         m = operator.match(text, end)
@@ -78,7 +90,9 @@ def _value_after(text: str, end: int, operators) -> str | None:
             words.append(stripped)
         if stripped != word or not stripped:
             break
-    return " ".join(words) or None
+    if not words or words[0].lower() in FUNCTION_WORDS:
+        return None
+    return " ".join(words)
 
 
 def _head_noun(text: str, surface: str, start: int) -> str | None:
@@ -95,13 +109,19 @@ def _head_noun(text: str, surface: str, start: int) -> str | None:
 
 
 class ReferentTracker:
-    """Sequential referent induction (module rules); feed blocks in time order with ``observe``."""
+    """Sequential referent induction (module rules); feed blocks in time order.
+
+    ``observe(text)`` reads a plain text; ``observe_mentions`` a block read by
+    ``mentions.MentionReader`` (prose, JSON values, known values).
+    """
 
     def __init__(self, window: int = DESCRIPTION_WINDOW) -> None:
         self.window = _checks.positive_int("window", window)
         self._name: dict[str, str] = {}  # key -> referent name (first surface)
         self._nouns_of: dict[str, set[str]] = defaultdict(set)  # key -> head nouns seen
         self._shapes_of: dict[str, set[str]] = defaultdict(set)  # noun -> shapes of its keys
+        self._stems: set[str] = set()  # nouns given by a JSON key (or a tool name)
+        self._last_stem: dict[str, tuple[int, frozenset[str]]] = {}  # stem -> newest block, its keys
         # mention streams, in block order: (position, key) per head noun and per shape
         self._noun_pos: dict[str, list[int]] = defaultdict(list)
         self._noun_key: dict[str, list[str]] = defaultdict(list)
@@ -110,61 +130,96 @@ class ReferentTracker:
         self._position = 0
 
     def observe(
-        self, text: str, occurrences: Sequence[tuple[str, str, int, int]] | None = None
+        self, text: str, occurrences: Iterable[tuple[str, str, int, int]] | None = None
     ) -> tuple[dict[str, str] | None, list[str]]:
-        """``(binds, uses)`` of the next block; updates the tables.
+        """``(binds, uses)`` of the next block, a plain text; updates the tables.
 
         ``occurrences`` is ``list(iter_identifiers(text))`` when the caller has it already.
         """
+        piece = Prose(text, descriptions=True)
+        found = iter_identifiers(text) if occurrences is None else occurrences
+        binds, uses, _ = self.observe_mentions([piece], [Mention(k, s, "prose", None, piece, a, b) for k, s, a, b in found])
+        return binds, uses
+
+    def observe_mentions(
+        self, prose: Sequence[Prose], mentions: Sequence[Mention]
+    ) -> tuple[dict[str, str] | None, list[str], set[str]]:
+        """``(binds, uses, described)`` of the next block from its prose pieces and mentions
+        (in document order); ``described``: the keys its definite descriptions resolve to."""
         p = self._position
         self._position += 1
         binds: dict[str, str] = {}
         bound_here: set[str] = set()
         used: set[str] = set()
+        described: set[str] = set()
         mentioned: dict[str, None] = {}  # keys in order of first mention
+        shaped: dict[str, None] = {}  # the keys of prose mentions (the ones with a shape)
         local_nouns: set[str] = set()
-        for key, surface, start, end in iter_identifiers(text) if occurrences is None else occurrences:
-            head = _head_noun(text, surface, start)
+        for m in mentions:
+            key = m.key
+            head = m.noun if m.source == "json" else _head_noun(m.piece.text, m.surface, m.start)
             noun = head.lower() if head else None
             if noun is not None:
                 local_nouns.add(noun)
                 self._nouns_of[key].add(noun)
-                self._shapes_of[noun].add(shape(key))
+                if m.source == "json":
+                    self._stems.add(noun)
+                elif m.source == "prose":
+                    self._shapes_of[noun].add(shape(key))
             mentioned.setdefault(key)
+            if m.source == "prose":
+                shaped.setdefault(key)
             if key not in self._name:
-                self._name[key] = surface
-                phrase = f"{head} {surface}" if head and split_named(surface) is None else surface
-                binds[surface] = _value_after(text, end, _DEFINE) or phrase
+                self._name[key] = m.surface
+                value = _value_after(m.piece.text, m.end, _DEFINE) if m.piece is not None else None
+                if value is None:
+                    value = f"{head} {m.surface}" if head and split_named(m.surface) is None else m.surface
+                binds[m.surface] = value
                 bound_here.add(key)
             elif key not in bound_here:
-                value = _value_after(text, end, _REBIND)
+                value = _value_after(m.piece.text, m.end, _REBIND) if m.piece is not None else None
                 if value is not None:
                     binds[self._name[key]] = value
                     bound_here.add(key)
                     used.discard(key)
                 else:
                     used.add(key)
-        local_shapes = {shape(k) for k in mentioned}
+        local_shapes = {shape(k) for k in shaped}
         resolved: dict[str, str | None] = {}  # noun -> its description's referent in this block
-        for m in _DESCRIPTION_RE.finditer(text):
-            noun = m.group(1).lower()
-            if noun not in resolved:
-                local = noun in local_nouns or not local_shapes.isdisjoint(self._shapes_of.get(noun, ()))
-                resolved[noun] = None if local else self._resolve(noun, p)
-            key = resolved[noun]
-            if key is not None and key not in bound_here:
-                used.add(key)
+        for piece in prose:
+            if not piece.descriptions:
+                continue
+            for m in _DESCRIPTION_RE.finditer(piece.text):
+                strong = m.group(1).lower() in _STRONG or "same" in m.group(2).lower().split()
+                known = self._noun_pos if strong else self._stems
+                words = [m.group(3).lower(), *m.group(4).lower().split()]
+                noun = next((w for w in words if w in known), None)
+                if noun is None:
+                    continue
+                if noun not in resolved:
+                    local = noun in local_nouns or not local_shapes.isdisjoint(self._shapes_of.get(noun, ()))
+                    resolved[noun] = None if local else self._resolve(noun, p)
+                key = resolved[noun]
+                if key is not None and key not in bound_here:
+                    used.add(key)
+                    described.add(key)
+        stems: dict[str, set[str]] = defaultdict(set)
         for key in mentioned:
             for noun in self._nouns_of.get(key, ()):
                 self._noun_pos[noun].append(p)
                 self._noun_key[noun].append(key)
+                if noun in self._stems:
+                    stems[noun].add(key)
+        for key in shaped:
             self._shape_pos[shape(key)].append(p)
             self._shape_key[shape(key)].append(key)
+        for noun, keys in stems.items():
+            self._last_stem[noun] = (p, frozenset(keys))
         uses = sorted(self._name[k] for k in used)
-        return (binds or None), uses
+        return (binds or None), uses, described
 
     def _resolve(self, noun: str, position: int) -> str | None:
-        """The one candidate key for "that <noun>" in the window (module rule), else None."""
+        """The one candidate key for "that <noun>" (module rule), else None."""
         start = position - self.window
         candidates: set[str] = set()
         if not _add_recent(candidates, self._noun_pos, self._noun_key, noun, start):
@@ -172,6 +227,8 @@ class ReferentTracker:
         for sig in self._shapes_of.get(noun, ()):
             if not _add_recent(candidates, self._shape_pos, self._shape_key, sig, start):
                 return None
+        if not candidates and noun in self._last_stem:
+            candidates = set(self._last_stem[noun][1])
         return candidates.pop() if len(candidates) == 1 else None
 
 
