@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsgc_fast.messages import message_text
-
 from .. import longrange, session_plots
 from ..markdown import checks_table, image, table
 from ..suite import RunConfig, Section, read_json, write_json
@@ -49,6 +47,7 @@ ORACLE = "oracle-units"
 RECENCY = "store-recency"
 TODAY = "store-dsgc"
 DEFAULT = "store-default"
+PLAIN = "store-no-induction"
 #: the long-range variants the candidates also run on, by table name
 LONGRANGE: dict[str, bool] = {"longrange-plain": False, "longrange-tool-heavy": True}
 
@@ -60,8 +59,9 @@ LABELS: dict[str, str] = {
     "dsgc": "message level, paper DSGC with `trace_edges`",
     RECENCY: "store, `policy=\"recency\"` (the gap's low end)",
     TODAY: "store, `policy=\"dsgc\"` (**today**: the old default)",
-    DEFAULT: "store default: **the agent policy** (new)",
-    "store-annotated": "store default + `trace_edges`/`induce` annotations",
+    DEFAULT: "store default: **the agent policy**, induced edges (new)",
+    PLAIN: "the agent policy without induction (`add_messages(..., induce=False)`)",
+    "store-annotated": "the agent policy + hand annotations from the batch `trace_edges`/`induce`",
     ORACLE: "best choice of whole tool units (the gap's high end)",
 }
 
@@ -126,12 +126,13 @@ def encoder_free_facts(transcripts: Sequence[Transcript], points: Sequence[Point
         ps = [p for p in points if p.split == split]
         trs = [t for t in transcripts if t.session.split == split]
         held, needed = previous_turn_share(ps)
-        ident, n = identifier_share(trs, ps)
+        ident, named, n = identifier_share(trs, ps)
         audit = {"edges": 0, "schema_edges": 0, "binds": 0, "schema_binds": 0}
         for tr in trs:
-            for key, value in induction_audit(tr, [message_text(m) for m in tr.messages]).items():
+            for key, value in induction_audit(tr).items():
                 audit[key] += value
-        out[split] = {"previous_turn": [held, needed], "identifiers": [ident, n], "induction_audit": audit}
+        out[split] = {"previous_turn": [held, needed], "identifiers": [ident, n], "json_values": [named, n],
+                      "induction_audit": audit}
     return out
 
 
@@ -258,12 +259,13 @@ class _LostTally:
 
 
 def same_as_prototype(raw: dict[str, Any]) -> dict[str, int]:
-    """Points (over encoders and fractions) where the store default and prototype (R) keep
-    the same number of needed values and the same tokens, and all points compared."""
+    """Points (over encoders and fractions) where the agent policy without induction and
+    prototype (R) keep the same number of needed values and the same tokens, and all points
+    compared."""
     cells = {(c["encoder"], c["fraction"], c["table"], c["policy"]): c for c in raw["cells"]}
     same = total = 0
     for (enc, fraction, kind, policy), cell in cells.items():
-        if kind == "policies" and policy == DEFAULT:
+        if kind == "policies" and policy == PLAIN:
             proto = cells[(enc, fraction, "candidates", RECOMMENDED_NAME)]
             pairs = list(zip(cell["kept"], cell["used"], proto["kept"], proto["used"]))
             same += sum(a == c and b == d for a, b, c, d in pairs)
@@ -300,11 +302,17 @@ def checks(s: dict[str, Any]) -> list[dict[str, Any]]:
             "measured": f"smallest margin {worst[2]:+.3f} ({worst[1]}, {float(worst[0]):.0%})",
             "passed": worst[2] >= 0,
         })
+        gains = [(f, _pooled(s, enc, f, DEFAULT)["recall"] - _pooled(s, enc, f, PLAIN)["recall"]) for f in fractions]
+        out.append({
+            "claim": f"induction helps: store default >= the agent policy without induction, pooled ({enc})",
+            "measured": "; ".join(f"{float(f):.0%}: {g:+.3f}" for f, g in gains),
+            "passed": all(g >= 0 for g in gains),
+        })
     broken = sum(_pooled(s, enc, f, DEFAULT)["broken"] for enc in s["encoders"] for f in fractions)
     out.append({"claim": "store default breaks no tool pair", "measured": f"{broken} broken pairs", "passed": broken == 0})
     same = s["same_as_prototype"]
     out.append({
-        "claim": "the engine's agent policy keeps what prototype (R) keeps",
+        "claim": "the engine's agent policy (without induction) keeps what prototype (R) keeps",
         "measured": f"{same['same']}/{same['points']} points alike (needed values and tokens kept)",
         "passed": same["same"] == same["points"],
     })
@@ -401,9 +409,10 @@ def policy_parts(s: dict[str, Any], out: Path) -> list[str]:
         )
         lines.append(
             f"- {split}: needed values held by the turn just before the query {_share(f['previous_turn'])}; "
-            f"identifiers (today's induction rules) among them {_share(f['identifiers'])}; of the result-held "
-            f"values the message-level `dsgc` loses, share whose call it kept: {lost}; induced edges resting on "
-            f"schema vocabulary only {_share([audit['schema_edges'], audit['edges']])}, bindings "
+            f"identifiers by the prose rules among them {_share(f['identifiers'])}, values by the JSON value rules "
+            f"{_share(f['json_values'])}; of the result-held values the message-level `dsgc` loses, share whose "
+            f"call it kept: {lost}; induced edges (the store's induction) resting on schema vocabulary only "
+            f"{_share([audit['schema_edges'], audit['edges']])}, bindings (`induce_messages` with pinned referents) "
             f"{_share([audit['schema_binds'], audit['binds']])}."
         )
     parts.append("\n".join(lines))

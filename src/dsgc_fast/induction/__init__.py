@@ -29,9 +29,9 @@ import numpy as np
 
 from .edges import MAX_FANOUT, induce_edges
 from .incremental import BlockInduction, IncrementalInducer
-from .json_values import key_noun, leaf_value
+from .json_values import Value, key_noun, payload_values
 from .referents import DESCRIPTION_WINDOW, induce_referents
-from .tokens import identifier_key, iter_identifiers
+from .tokens import identifier_key, iter_identifiers, normal_key
 from .traces import _message, message_text, message_texts, trace_edges
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "BlockInduction",
     "IncrementalInducer",
     "Induction",
+    "Value",
     "identifier_key",
     "induce",
     "induce_edges",
@@ -47,9 +48,10 @@ __all__ = [
     "induce_referents",
     "iter_identifiers",
     "key_noun",
-    "leaf_value",
+    "payload_values",
     "message_text",
     "message_texts",
+    "normal_key",
     "trace_edges",
 ]
 

@@ -65,7 +65,8 @@ class BlockInduction:
     ``edges``     (k, 2) new ``(index, prerequisite)`` edges, sorted;
     ``retracted`` (m, 2) earlier edges withdrawn because a key became a hub, sorted;
     ``binds``     the block's bindings (referent -> value) or None; ``uses`` its referents;
-    ``keys``      the keys the block mentions (what its edges rest on).
+    ``keys``      the keys the block mentions;
+    ``support``   each new edge -> the keys it rests on (empty for a result -> call edge).
 
     ``binds``/``uses`` are None/[] when the inducer does not pin referents.
     """
@@ -76,6 +77,7 @@ class BlockInduction:
     binds: dict[str, str] | None
     uses: list[str] = field(default_factory=list)
     keys: frozenset[str] = frozenset()
+    support: dict[tuple[int, int], frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -128,7 +130,7 @@ class IncrementalInducer:
         j = len(self)
         found = self._reader.read(block, self._trace.tool_of(block))
         keys = found.keys()
-        added: list[Pair] = []
+        rests: dict[Pair, set[str]] = {}  # every edge of the block -> the keys it rests on
         retracted: set[Pair] = set()
         for key in sorted(keys):
             state = self._keys.get(key)
@@ -137,8 +139,8 @@ class IncrementalInducer:
             elif message is None and state.dependents is not None:
                 if len(state.dependents) < self.max_fanout:
                     state.dependents.append(j)
-                    if self._link((j, state.introducer)):
-                        added.append((j, state.introducer))
+                    self._support[(j, state.introducer)] = self._support.get((j, state.introducer), 0) + 1
+                    rests.setdefault((j, state.introducer), set()).add(key)
                 else:
                     retracted.update(self._retract_hub(state))
         fixed = self._trace.observe(j, block, found)
@@ -146,16 +148,16 @@ class IncrementalInducer:
         if not self.pin_referents:
             fixed += self._description_edges(j, described)
             binds, uses = None, []
-        for pair in fixed:
-            if pair not in self._fixed and pair not in self._support:
-                added.append(pair)
+        for pair, key in fixed:
             self._fixed.add(pair)
+            rests.setdefault(pair, set()).update(() if key is None else (key,))
         self._newest.update(dict.fromkeys(keys, j))
         if block.role == "user":
             self._last_user = j
         self._binds.append(binds)
         self._uses.append(uses)
-        return BlockInduction(j, _pairs(sorted(set(added))), _pairs(retracted), binds, uses, frozenset(keys))
+        support = {pair: frozenset(rests[pair]) for pair in sorted(rests)}
+        return BlockInduction(j, _pairs(list(rests)), _pairs(retracted), binds, uses, frozenset(keys), support)
 
     @property
     def edges(self) -> np.ndarray:
@@ -172,21 +174,15 @@ class IncrementalInducer:
         """``uses[i]`` for every block so far (equals ``induce_referents``)."""
         return [list(u) for u in self._uses]
 
-    def _description_edges(self, j: int, described: set[str]) -> list[Pair]:
-        """``(j, newest block mentioning the value)`` per resolved description, when that block
-        lies before the newest user message (module docstring)."""
+    def _description_edges(self, j: int, described: set[str]) -> list[tuple[Pair, str]]:
+        """``((j, newest block mentioning the value), key)`` per resolved description, when that
+        block lies before the newest user message (module docstring)."""
         horizon = self._last_user
         return [
-            (j, self._newest[key])
+            ((j, self._newest[key]), key)
             for key in sorted(described)
             if key in self._newest and (horizon is None or self._newest[key] < horizon)
         ]
-
-    def _link(self, pair: Pair) -> bool:
-        """Count one more key supporting ``pair``; True if the edge is new."""
-        count = self._support.get(pair, 0)
-        self._support[pair] = count + 1
-        return count == 0 and pair not in self._fixed
 
     def _retract_hub(self, state: _Key) -> list[Pair]:
         gone = []

@@ -27,8 +27,10 @@ name after the first, skipping generic tails and needing three letters (``create
    ``#<shortest exact decimal>``; a string of four or more digits has key ``#<digits>``
    (``"12446"`` meets ``12446``);
 2. a coded identifier by ``tokens`` rules spanning the whole string (``USR001``,
-   ``ch_9f2a``, ``TeamNotes.txt``, ``backup_tests``, ``/etc/app.yaml``, ``ops@acme.io``):
-   its ``tokens`` key;
+   ``ch_9f2a``, ``TeamNotes.txt``, ``/etc/app.yaml``, ``ops@acme.io``): its ``tokens`` key;
+   except a *word code*, letters joined only by ``_`` or a case change (``rear_left``,
+   ``CurrentSpeed``): in a payload those are field names and enumerated values, values
+   only by rules 4 and 5;
 3. an all-capitals code: a capital letter, then 1-7 capitals or digits, two letters at
    least (``AAPL``, ``SFO``, ``START``): the lower-cased code;
 4. under a path key (a key word among ``file``, ``files``, ``filename``, ``folder``,
@@ -42,7 +44,8 @@ name after the first, skipping generic tails and needing three letters (``create
 
 Anything else is no value: small numbers, plain words, dates, times, free text.  A string
 that is not a value as a whole is read as prose: the ``tokens`` identifiers inside it
-(``"'log.txt' moved to 'archive/log.txt'"`` holds ``log.txt`` and ``archive/log.txt``).
+(``"'log.txt' moved to 'archive/log.txt'"`` holds ``log.txt`` and ``archive/log.txt``),
+word codes left out (``is_word_code``).
 Strings with a lone surrogate (``"\\ud800"`` parsed from an escape) are never values.
 
 ``leaves`` walks a parsed value with an explicit stack (no recursion, whatever the
@@ -83,6 +86,7 @@ _CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
 _NAME_WORD = re.compile(r"[\w.-]+")
 _SHORT_ID = re.compile(rf"\w{{1,{MAX_ID_CHARS}}}")
 _LETTER = re.compile(r"[^\W\d_]")
+_WORD_CODE = re.compile(r"[A-Za-z]+(?:_+[A-Za-z]+)*")
 
 
 class Leaf(NamedTuple):
@@ -192,6 +196,11 @@ def _is_id_key(key: str | None) -> bool:
     return key is not None and not _ID_MARKS.isdisjoint(key_words(key))
 
 
+def is_word_code(surface: str) -> bool:
+    """True for letters joined only by ``_`` or a case change (``rear_left``, ``CurrentSpeed``)."""
+    return _WORD_CODE.fullmatch(surface) is not None
+
+
 def _valid_unicode(s: str) -> bool:
     try:
         s.encode("utf-8")
@@ -220,7 +229,7 @@ def leaf_value(leaf: Leaf) -> Value | None:
     number = number_text_key(s)
     if number is not None:
         return Value(number, s, noun)
-    coded = identifier_key(s) if CANDIDATE_RE.fullmatch(s) else None
+    coded = identifier_key(s) if CANDIDATE_RE.fullmatch(s) and not is_word_code(s) else None
     if coded is not None:
         return Value(coded, s, noun)
     if _CAPS_CODE.fullmatch(s) and sum(c.isalpha() for c in s) >= 2:
@@ -230,3 +239,9 @@ def leaf_value(leaf: Leaf) -> Value | None:
     if noun and _is_id_key(key) and _SHORT_ID.fullmatch(s):
         return Value(f"{noun}#{s.lower()}", s, noun)
     return None
+
+
+def payload_values(value: Any, tool: str | None = None) -> list[tuple[Any, Value | None]]:
+    """Every leaf of a parsed payload with the value it names (None: no value), in document
+    order; ``tool``: the function name whose object noun is the stem of keys without one."""
+    return [(leaf.value, leaf_value(leaf)) for leaf in leaves(value, tool_noun(tool) if tool else None)]

@@ -11,14 +11,13 @@ A block is a plain text or an OpenAI-style chat message (``role``, ``content``, 
 
 ``read`` turns them into ``BlockMentions``:
 
-- ``occurrences``: the ``tokens`` identifiers of the prose, and of every JSON string leaf
-  that is not a value as a whole (``json_values``), as ``(key, surface, start, end)`` per
-  piece of prose;
-- ``values``: the JSON leaves that are values by the ``json_values`` rules, with the key's
-  stem as head noun (keys themselves are never read);
-- ``known``: prose words that are no identifier by the ``tokens`` rules but carry the key of
-  a value some earlier JSON payload named (``cancel 12446`` after ``{"order_id": 12446}``,
-  ``AAPL`` after ``{"symbol": "AAPL"}``): mentions of that value;
+- ``mentions``, in document order, of three sources: ``"prose"``, the ``tokens``
+  identifiers of the prose and of every JSON string leaf that is not a value as a whole
+  (there without word codes, ``json_values.is_word_code``); ``"json"``, the JSON leaves
+  that are values by the ``json_values`` rules, with the key's stem as head noun (keys
+  themselves are never read); ``"known"``, prose words that are no identifier by the
+  ``tokens`` rules but carry the key of a value some earlier JSON payload named (``cancel
+  12446`` after ``{"order_id": 12446}``, ``AAPL`` after ``{"symbol": "AAPL"}``);
 - ``holds``: every key the block offers to a later step (``traces``): its mentions' keys and
   the keys of every prose word (``word_key``: a number of four or more digits, an
   all-capitals code, any other word by ``tokens.normal_key``), so a user message that says
@@ -184,7 +183,7 @@ class MentionReader:
             parsed = json_values.parse(payload) if isinstance(payload, str) else payload
             if not isinstance(parsed, (Mapping, list)):
                 if isinstance(payload, str) and payload:
-                    self._prose(Prose(payload, descriptions=False), out)
+                    self._prose(Prose(payload, descriptions=False), out, in_json=True)
                 continue
             self._payload(parsed, name, out)
         self.value_keys.update(m.key for m in out.mentions if m.source == "json")
@@ -197,12 +196,14 @@ class MentionReader:
                 out.mentions.append(Mention(value.key, value.surface, "json", value.noun))
                 out.holds.add(value.key)
             elif isinstance(leaf.value, str) and leaf.value:
-                self._prose(Prose(leaf.value, descriptions=False), out)
+                self._prose(Prose(leaf.value, descriptions=False), out, in_json=True)
 
-    def _prose(self, piece: Prose, out: BlockMentions) -> None:
+    def _prose(self, piece: Prose, out: BlockMentions, *, in_json: bool = False) -> None:
+        """Read one piece of prose; ``in_json``: a string of a payload (word codes left out)."""
         out.prose.append(piece)
         found = [Mention(key, surface, "prose", None, piece, start, end)
-                 for key, surface, start, end in iter_identifiers(piece.text)]
+                 for key, surface, start, end in iter_identifiers(piece.text)
+                 if not (in_json and json_values.is_word_code(surface))]
         spans = {m.start for m in found}
         for word, start in _words(piece.text):
             key = word_key(word)

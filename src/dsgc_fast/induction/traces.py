@@ -69,21 +69,22 @@ class TraceTracker:
             return self._tool_of_id.get(block.tool_call_id or "")
         return block.function if block.role == "function" else None
 
-    def observe(self, index: int, block: Parts, found: BlockMentions) -> list[Pair]:
-        """The edges block ``index`` brings (rules 1-3); ``found`` is what ``MentionReader`` read in it."""
+    def observe(self, index: int, block: Parts, found: BlockMentions) -> list[tuple[Pair, str | None]]:
+        """The edges block ``index`` brings (rules 1-3), each with the value key it rests on
+        (None for result -> call); ``found`` is what ``MentionReader`` read in the block."""
         if block.is_result:
             if block.role == "tool":
                 caller = self._caller_of_id.get(block.tool_call_id or "")
             else:
                 caller = self._caller_of_name.get(block.function or "")
             self._latest["result"].update(dict.fromkeys(found.holds, index))
-            return [] if caller is None else [(index, caller)]
+            return [] if caller is None else [((index, caller), None)]
         if block.role == "user":
             self._latest["user"].update(dict.fromkeys(found.holds, index))
             return []
         if block.role != "assistant":
             return []
-        pairs = sorted({(index, held[k]) for held in self._latest.values() for k in found.keys() if k in held})
+        pairs = [((index, held[k]), k) for held in self._latest.values() for k in sorted(found.keys()) if k in held]
         for call in block.calls:
             if call.id is not None:
                 self._caller_of_id[call.id] = index
@@ -100,5 +101,5 @@ def trace_edges(messages: Sequence[Mapping[str, Any]]) -> np.ndarray:
     out: set[Pair] = set()
     for i in range(len(messages)):
         block = parts("", _message(messages, i), f"messages[{i}]")
-        out.update(tracker.observe(i, block, reader.read(block, tracker.tool_of(block))))
+        out.update(pair for pair, _ in tracker.observe(i, block, reader.read(block, tracker.tool_of(block))))
     return np.array(sorted(out), dtype=np.int64).reshape(-1, 2)
