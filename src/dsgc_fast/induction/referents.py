@@ -190,10 +190,7 @@ class ReferentTracker:
             if not piece.descriptions:
                 continue
             for m in _DESCRIPTION_RE.finditer(piece.text):
-                strong = m.group(1).lower() in _STRONG or "same" in m.group(2).lower().split()
-                known = self._noun_pos if strong else self._stems
-                words = [m.group(3).lower(), *m.group(4).lower().split()]
-                noun = next((w for w in words if w in known), None)
+                noun = self._description_noun(m)
                 if noun is None:
                     continue
                 if noun not in resolved:
@@ -217,6 +214,20 @@ class ReferentTracker:
             self._last_stem[noun] = (p, frozenset(keys))
         uses = sorted(self._name[k] for k in used)
         return (binds or None), uses, described
+
+    def _description_noun(self, m: re.Match[str]) -> str | None:
+        """The noun a description match names (module rules), or None.
+
+        Any noun after ``that``/``this``/``said`` or ``the same`` (the next word); a key's
+        stem also after ``the``/``my``/``our``/``your`` and modifiers, as any of the next
+        three words ("the same authorization token").
+        """
+        determiner, modifiers = m.group(1).lower(), m.group(2).lower().split()
+        words = [m.group(3).lower(), *m.group(4).lower().split()]
+        plain = (determiner in _STRONG and not modifiers) or (determiner == "the" and modifiers == ["same"])
+        if plain and words[0] in self._noun_pos:
+            return words[0]
+        return next((w for w in words if w in self._stems), None)
 
     def _resolve(self, noun: str, position: int) -> str | None:
         """The one candidate key for "that <noun>" (module rule), else None."""
