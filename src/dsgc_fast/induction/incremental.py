@@ -22,7 +22,7 @@ look only backwards in time:
   value, support rather than a pin, when that block lies before the newest earlier user
   message.  A description reaches back: a value the newest exchange (the previous user
   message and what followed it) names is what recency keeps, and there an edge would only
-  reorder that exchange (on the BFCL development splits, 222 of the 235 queries whose
+  reorder that exchange (on the BFCL development splits, 199 of the 210 queries whose
   descriptions resolve name only values of the newest exchange).
 
 Trace and description edges are never withdrawn.  On plain texts with

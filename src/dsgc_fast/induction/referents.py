@@ -5,28 +5,41 @@ Output is the ``binds`` / ``uses`` pair the pinning API takes (``retain(..., use
 ``uses[i]`` a sorted list of referents.  Rules, applied block by block in time order (so
 the batch form and ``IncrementalInducer`` agree exactly):
 
-* **Referents** are identifiers (``tokens``).  A referent's name is the surface form of its
-  first occurrence (``8841-C``, ``MAX_RETRIES``, ``Project Falcon``); later mentions match
-  it through the key (case, plural ``s`` ignored).
-* **Binding.**  The block that introduces an identifier binds it.  Its value is what an
-  assignment after the first occurrence says (``MAX_RETRIES = 5`` -> ``5``, ``Bundle Orchid
-  maps to clearance T2`` -> ``clearance T2``; the symbols ``= := -> => :`` assign the next
-  token, the verbs ``is, are, was, equals, maps to, points to, resolves to, selects, holds,
+* **Referents** are the keys a block mentions (``mentions``: identifiers of its prose, and
+  for a chat message the values of its JSON payloads and the prose words naming them).  A
+  referent's name is the surface form of its first occurrence (``8841-C``, ``MAX_RETRIES``,
+  ``Project Falcon``, ``12446``); later mentions match it through the key (case, plural
+  ``s`` ignored).
+* **Binding.**  The block that introduces a key binds it.  Its value is what an assignment
+  after the first occurrence says (``MAX_RETRIES = 5`` -> ``5``, ``Bundle Orchid maps to
+  clearance T2`` -> ``clearance T2``; the symbols ``= := -> => :`` assign the next token,
+  the verbs ``is, are, was, equals, maps to, points to, resolves to, selects, holds,
   means`` (and the rebinding verbs below) up to six words ending at the first punctuation
-  mark), else the head noun and
-  the identifier (``account 8841-C``), else the identifier itself.  A later block *rebinds*
-  an identifier only with an explicit change: ``=``, ``:=``, ``is now``, ``is set to``,
-  ``set to``, ``changed to``, ``updated to`` (the pinning rule then makes the newest
-  binding live).
-* **Use.**  A later block that mentions a bound identifier, and does not rebind it, uses it.
-* **Definite descriptions** ("that account", "this profile", "said ticket", "the same
-  bundle") are resolved only when they are safe.  The candidates are the identifiers
-  mentioned in the previous ``window`` blocks that carry the noun as head noun, or share
-  the ``shape`` of one that does (``RF-2841`` counts as a ticket once ``ticket RF-1968``
-  was seen, even where it appeared as "created RF-2841").  Exactly one candidate, and no
-  such identifier in the block itself, resolves the description; anything else proposes
-  nothing.  A head noun is the word just before a coded identifier (``account 8841-C``) or
-  the kind word of a named value (``Project Falcon``), never a function word or common verb.
+  mark; a value starting with a function word binds nothing, so ``RT-114: the ...`` is no
+  assignment), else the head noun and the identifier (``account 8841-C``, ``order 12446``),
+  else the identifier itself.  A later block *rebinds* a key only with an explicit change
+  in prose: ``=``, ``:=``, ``is now``, ``is set to``, ``set to``, ``changed to``,
+  ``updated to`` (the pinning rule then makes the newest binding live).
+* **Use.**  A later block that mentions a bound key, and does not rebind it, uses it.
+* **Head nouns.**  In prose, the word just before a coded identifier (``account 8841-C``) or
+  the kind word of a named value (``Project Falcon``), never a function word or common verb;
+  in JSON, the stem of the value's key (``json_values.key_noun``: ``order_id`` -> order).
+* **Definite descriptions** are resolved only when they are safe.  Forms: ``that``,
+  ``this`` or ``said`` followed by a noun, and ``the same`` followed by a noun (any head
+  noun, the next word: "that account", "the same bundle"); and for a key's stem also
+  ``the``, ``my``, ``our``, ``your``, optionally modifiers (``same, most, recent, last,
+  latest, previous, current, newest, earlier, above, mentioned, aforementioned``), the
+  stem being any of the next three words that ends the phrase, i.e. is followed by a
+  function word, punctuation or the end ("the order I placed", "my most recent order.",
+  "the same authorization token to"; not "the merchant onboarding batch").  Descriptions are read in a block's own prose, never in the
+  strings of a JSON payload.  The candidates are the keys mentioned in the previous
+  ``window`` blocks that carry the noun as head noun, or share the ``shape`` of a prose
+  identifier that does (``RF-2841`` counts as a ticket once ``ticket RF-1968`` was seen,
+  even where it appeared as "created RF-2841"; JSON values form no shapes).  For a key's
+  stem with no candidate in the window, the candidates are the keys carrying it in the
+  newest block that mentions one (a key's stem resolves beyond the window).  Exactly one
+  candidate, and no such key in the block itself, resolves the description; anything
+  else proposes nothing.
 """
 
 from __future__ import annotations
@@ -55,14 +68,13 @@ _VERB_DEFINE = r"\s+(?:is now|is set to|was set to|set to|changed to|updated to|
 _REBIND = ((re.compile(_SYMBOL_REBIND), 1), (re.compile(_VERB_REBIND), VALUE_WORDS))
 _DEFINE = ((re.compile(_SYMBOL_DEFINE), 1), (re.compile(_VERB_DEFINE), VALUE_WORDS))
 #: words between a determiner and its noun that keep the description definite
-MODIFIERS = ("same", "most", "recent", "last", "latest", "previous", "current", "new", "newest", "earlier",
+MODIFIERS = ("same", "most", "recent", "last", "latest", "previous", "current", "newest", "earlier",
              "above", "mentioned", "aforementioned")
 _STRONG = ("that", "this", "said")
-#: a description: determiner, modifiers, then up to three words, the first of which that is
-#: a known head noun being its noun (the words after the first are only looked at)
+#: a description: determiner, modifiers, a word, and (looked at, not consumed) the next three
 _DESCRIPTION_RE = re.compile(
     rf"\b(that|this|said|the|my|our|your)\s+((?:(?:{'|'.join(MODIFIERS)})\s+){{0,2}})([A-Za-z]+)\b"
-    r"(?=((?:\s+[A-Za-z]+\b){0,2}))",
+    r"(?=((?:\s+[A-Za-z]+\b){0,3}))",
     re.IGNORECASE,
 )
 _WORD_BEFORE_RE = re.compile(r"(?<![\w-])([A-Za-z]{3,})[ \t]+$")
@@ -220,14 +232,17 @@ class ReferentTracker:
 
         Any noun after ``that``/``this``/``said`` or ``the same`` (the next word); a key's
         stem also after ``the``/``my``/``our``/``your`` and modifiers, as any of the next
-        three words ("the same authorization token").
+        three words that ends the phrase ("the same authorization token to ...").
         """
         determiner, modifiers = m.group(1).lower(), m.group(2).lower().split()
         words = [m.group(3).lower(), *m.group(4).lower().split()]
         plain = (determiner in _STRONG and not modifiers) or (determiner == "the" and modifiers == ["same"])
         if plain and words[0] in self._noun_pos:
             return words[0]
-        return next((w for w in words if w in self._stems), None)
+        for k, word in enumerate(words[:3]):
+            if word in self._stems and (k + 1 == len(words) or words[k + 1] in FUNCTION_WORDS):
+                return word
+        return None
 
     def _resolve(self, noun: str, position: int) -> str | None:
         """The one candidate key for "that <noun>" (module rule), else None."""
