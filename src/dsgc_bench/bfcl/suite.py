@@ -306,7 +306,7 @@ def checks(s: dict[str, Any]) -> list[dict[str, Any]]:
         out.append({
             "claim": f"induction helps: store default >= the agent policy without induction, pooled ({enc})",
             "measured": "; ".join(f"{float(f):.0%}: {g:+.3f}" for f, g in gains),
-            "passed": all(g >= 0 for g in gains),
+            "passed": all(g >= 0 for _, g in gains),
         })
     broken = sum(_pooled(s, enc, f, DEFAULT)["broken"] for enc in s["encoders"] for f in fractions)
     out.append({"claim": "store default breaks no tool pair", "measured": f"{broken} broken pairs", "passed": broken == 0})
