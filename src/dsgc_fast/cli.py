@@ -1,7 +1,7 @@
 """The ``dsgc`` command: retain a JSONL session under a token budget and explain why.
 
     dsgc retain  --input session.jsonl --budget N [--query TEXT] [--encoder lexical|sentence]
-                 [--no-induction] [--format table|json] [--write-messages OUT] [scoring options]
+                 [--format table|json] [--write-messages OUT] [scoring options]
     dsgc explain --input session.jsonl --budget N [--id ID ...] (same options)
 
 The scoring options are the fields of ``dsgc_ref.contract.Params`` (``--policy``,
@@ -9,9 +9,8 @@ The scoring options are the fields of ``dsgc_ref.contract.Params`` (``--policy``
 ``--density-exponent``), generated from it, so the CLI takes what every entry point takes.
 
 Each line of the session is an OpenAI-style chat message or a plain block (see
-``dsgc_fast.messages``); records without declared structure get induced edges and
-referents unless ``--no-induction`` is given.  System messages and the newest user turn are
-live roots; the query defaults to the newest user message.  Output is a table on a terminal and JSON when
+``dsgc_fast.messages``).  System messages and the newest user turn are live roots; the
+query defaults to the newest user message.  Output is a table on a terminal and JSON when
 piped, unless ``--format`` says otherwise.  Input errors name the line and exit with status 2;
 a budget too small even for the live roots plus the binding table exits with status 1; an
 internal error (a bug) prints its traceback and exits with status 3.  Text for a person
@@ -83,8 +82,6 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--budget", required=True, type=int, help="token budget for the kept blocks")
     common.add_argument("--query", help="query text (default: the newest user message)")
     common.add_argument("--encoder", choices=ENCODER_NAMES, default="lexical")
-    common.add_argument("--no-induction", action="store_true",
-                        help="add the records as declared, without induced edges and referents")
     common.add_argument("--format", choices=("table", "json"), help="default: table on a terminal, json otherwise")
     _add_param_options(common)
     parser = argparse.ArgumentParser(prog="dsgc", description="Dependency-aware retention of agent memory.")
@@ -107,7 +104,7 @@ def _params(args: argparse.Namespace) -> Params:
 def _run(args: argparse.Namespace) -> tuple[MemoryStore, CompactionReport]:
     params = _params(args)
     store = MemoryStore(encoder=make_encoder(args.encoder), params=params)
-    load_session(store, args.input, induce=not args.no_induction)
+    load_session(store, args.input)
     return store, compact_messages(store, args.budget, query=args.query)
 
 
