@@ -149,11 +149,12 @@ def tool_noun(name: str) -> str | None:
     return _last_noun(words[1:], GENERIC_WORDS) if len(words) >= 2 else None
 
 
-def leaves(value: Any, stem: str | None = None) -> Iterator[Leaf]:
+def leaves(value: Any, stem: str | None = None, keys: set[str] | None = None) -> Iterator[Leaf]:
     """Every leaf of a parsed JSON value, in document order, with its key and stem.
 
     ``stem`` is the stem for leaves under no key with a stem of their own (the tool's
-    object noun).  An explicit stack: no recursion, whatever the nesting.
+    object noun); ``keys``, when given, receives every key met (of leaves and of
+    containers).  An explicit stack: no recursion, whatever the nesting.
     """
     stack: list[tuple[Any, str | None, str | None]] = [(value, None, stem)]
     while stack:
@@ -162,6 +163,8 @@ def leaves(value: Any, stem: str | None = None) -> Iterator[Leaf]:
             children = []
             for k, child in item.items():
                 k = str(k)
+                if keys is not None:
+                    keys.add(k)
                 children.append((child, k, key_noun(k) or inherited))
             stack.extend(reversed(children))
         elif isinstance(item, list):

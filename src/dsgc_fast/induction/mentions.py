@@ -13,7 +13,11 @@ A block is a plain text or an OpenAI-style chat message (``role``, ``content``, 
 
 - ``mentions``, in document order, of three sources: ``"prose"``, the ``tokens``
   identifiers of the prose and of every JSON string leaf that is not a value as a whole
-  (there without word codes, ``json_values.is_word_code``); ``"json"``, the JSON leaves
+  (there without word codes, ``json_values.is_word_code``), except *schema names*: the
+  function names of every call read so far (this block's included) and the keys of their
+  payloads that are word codes (``get_order_details``, ``order_id``) are never
+  identifiers, in prose either (a key holding a digit, ``USR003`` keying a table, may be
+  data); ``"json"``, the JSON leaves
   that are values by the ``json_values`` rules, with the key's stem as head noun (keys
   themselves are never read); ``"known"``, prose words that are no identifier by the
   ``tokens`` rules but carry the key of a value some earlier JSON payload named (``cancel
@@ -35,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from . import json_values
-from .tokens import iter_identifiers, normal_key
+from .tokens import identifier_key, iter_identifiers, normal_key
 
 _WORD = re.compile(r"[^\W_][\w.@-]*")
 _CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
@@ -164,10 +168,12 @@ def _words(text: str):
 
 
 class MentionReader:
-    """Reads blocks in time order; remembers the keys JSON payloads have named (``known``)."""
+    """Reads blocks in time order; remembers the keys JSON payloads have named (``known``)
+    and the schema names they have used."""
 
     def __init__(self) -> None:
         self.value_keys: set[str] = set()
+        self.schema_keys: set[str] = set()
 
     def read(self, block: Parts, tool: str | None = None) -> BlockMentions:
         """The mentions of one block (module docstring); ``tool``: for a tool result, the
@@ -177,20 +183,40 @@ class MentionReader:
         content = json_values.parse(block.prose) if block.is_result else None
         if content is not None:
             payloads.insert(0, (content, block.function or tool))
-        elif block.prose:
+        read = [self._leaves(payload, name) for payload, name in payloads]  # the schema names first
+        if content is None and block.prose:
             self._prose(Prose(block.prose, descriptions=True), out)
-        for payload, name in payloads:
-            parsed = json_values.parse(payload) if isinstance(payload, str) else payload
-            if not isinstance(parsed, (Mapping, list)):
-                if isinstance(payload, str) and payload:
-                    self._prose(Prose(payload, descriptions=False), out, in_json=True)
-                continue
-            self._payload(parsed, name, out)
+        for found in read:
+            if isinstance(found, str):
+                if found:
+                    self._prose(Prose(found, descriptions=False), out, in_json=True)
+            else:
+                self._payload(found, out)
         self.value_keys.update(m.key for m in out.mentions if m.source == "json")
         return out
 
-    def _payload(self, parsed: Any, tool: str | None, out: BlockMentions) -> None:
-        for leaf in json_values.leaves(parsed, json_values.tool_noun(tool) if tool else None):
+    def _leaves(self, payload: Any, tool: str | None) -> list[json_values.Leaf] | str:
+        """The leaves of a payload, or its text when it is no JSON object or array; learns
+        its function name and word-code keys as schema names (module docstring)."""
+        if tool:
+            self._learn(tool)
+        parsed = json_values.parse(payload) if isinstance(payload, str) else payload
+        if not isinstance(parsed, (Mapping, list)):
+            return payload if isinstance(payload, str) else ""
+        keys: set[str] = set()
+        found = list(json_values.leaves(parsed, json_values.tool_noun(tool) if tool else None, keys))
+        for key in keys:
+            if json_values.is_word_code(key):
+                self._learn(key)
+        return found
+
+    def _learn(self, name: str) -> None:
+        key = identifier_key(name)
+        if key is not None:
+            self.schema_keys.add(key)
+
+    def _payload(self, found: list[json_values.Leaf], out: BlockMentions) -> None:
+        for leaf in found:
             value = json_values.leaf_value(leaf)
             if value is not None:
                 out.mentions.append(Mention(value.key, value.surface, "json", value.noun))
@@ -203,7 +229,7 @@ class MentionReader:
         out.prose.append(piece)
         found = [Mention(key, surface, "prose", None, piece, start, end)
                  for key, surface, start, end in iter_identifiers(piece.text)
-                 if not (in_json and json_values.is_word_code(surface))]
+                 if key not in self.schema_keys and not (in_json and json_values.is_word_code(surface))]
         spans = {m.start for m in found}
         for word, start in _words(piece.text):
             key = word_key(word)
