@@ -59,7 +59,8 @@ def test_summary_claims_and_report(folders):
             assert 0.0 <= default["recall"] <= 1.0
     claims = {c["claim"]: c["passed"] for c in summary["checks"]}
     assert claims["every replayed tool result equals BFCL's own executor"] is True
-    assert claims["the engine's agent policy keeps what prototype (R) keeps"] is True
+    assert claims["the engine's agent policy (without induction) keeps what prototype (R) keeps"] is True
+    assert "induction helps: store default >= the agent policy without induction, pooled (lexical)" in claims
     sections = SMALL.render(summary, out)
     assert [s.title for s in sections] == [SMALL.title, "BFCL: the agent-policy candidates measured"]
     text = sections[0].text

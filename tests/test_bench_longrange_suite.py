@@ -7,7 +7,7 @@ import json
 import pytest
 
 from dsgc_bench import grid
-from dsgc_bench.longrange_suite import AGENT, ANNOTATED, LABELS, LongRangeSuite, main_records
+from dsgc_bench.longrange_suite import HUB_POLICIES, LABELS, LongRangeSuite, main_records
 from dsgc_bench.scenarios import generate
 from dsgc_bench.suite import RunConfig, Suite, execute
 
@@ -20,7 +20,7 @@ def test_suite_runs_and_reports(tmp_path):
     raw = json.loads((tmp_path / "raw-longrange.json").read_text())
     assert {r["policy"] for r in raw["facts"]} == set(LABELS)
     assert len(raw["facts"]) == 2 * 3 * 2 * len(LABELS)  # variants x kinds x budgets x policies
-    assert {r["policy"] for r in raw["hubs"]} == {AGENT, ANNOTATED}
+    assert {r["policy"] for r in raw["hubs"]} == set(HUB_POLICIES)
     for r in raw["facts"]:
         if r["policy"].startswith("store"):
             assert r["broken"] == 0  # the store keeps tool units whole
@@ -28,6 +28,7 @@ def test_suite_runs_and_reports(tmp_path):
     claims = {c["claim"]: c["passed"] for c in summary["checks"]}
     assert claims["main suite: the store default (agent policy) keeps exactly what DSGC keeps, run by run"] is True
     assert claims["referent sessions: the agent policy with pins leaves 0% orphans, every figure as DSGC's"] is True
+    assert claims["induced edges make no block kept for every question (hub check)"] is True
     loaded = SMALL.load(tmp_path)
     assert loaded["checks"] == json.loads(json.dumps(summary["checks"]))
     (section,) = SMALL.render(loaded, tmp_path)
