@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .markdown import VERDICT, table
-from .registry import REPRODUCE
+from .registry import REPORTED
 from .suite import Section
 
 INTRO = (
@@ -44,7 +44,7 @@ def render(sections: Sequence[Section]) -> str:
 def write_report(out: str | Path) -> tuple[Path, list[Section]]:
     """Render ``REPORT.md`` (and its figures) in ``out``; returns its path and the sections."""
     out = Path(out)
-    sections = REPRODUCE.render(REPRODUCE.load(out), out)
+    sections = REPORTED.render(REPORTED.load(out), out)
     path = out / "REPORT.md"
     path.write_text(render(sections))
     return path, sections
