@@ -267,7 +267,7 @@ def analyze_graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tup
             lifted = sum(e["failures_lifted_by_spurious_edge"] for e in effects if e["encoder"] == enc and e["noise"] == kind)
             checks.append(
                 check(
-                    f"our prediction: a block lifted by a spurious edge displaces a chain block ({enc}, {kind})",
+                    f"the paper's prediction: a block lifted by a spurious edge displaces a chain block ({enc}, {kind})",
                     f"failing runs with a lifted block retained ahead of the displaced one: {lifted}",
                     lifted > 0,
                 )

@@ -288,7 +288,9 @@ FAMILY_NOTES: dict[str, str] = {
     "paper": (
         "Scenarios: the `paper` family (`paper_family.py`), a generator with the paper's mechanisms: 16 "
         "generic fillers drawn with replacement (identical copies tie), the chain at random positions "
-        "in any order, every query ending in \" Answer yes or no.\"."
+        "in any order, every query ending in \" Answer yes or no.\". The fixed thresholds of the "
+        "checks below were set when the `neutral` family was calibrated; the `paper` family is compared "
+        "with the paper's own figures, cell by cell, in \"The paper's 53 cells\"."
     ),
     "neutral": (
         "Scenarios: the `neutral` family (`scenarios.py`), our own generator: fillers drawn without "
