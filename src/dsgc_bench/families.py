@@ -19,7 +19,8 @@ its raw and summary files.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from . import paper_family, scenarios
 from .scenarios import Scenario
@@ -55,6 +56,25 @@ def tag(family: str) -> dict[str, Any]:
 def titled(title: str, family: str) -> str:
     """A section title naming its family (neutral sections keep their plain titles)."""
     return title if check(family) == NEUTRAL else f"{title}, `{family}` scenarios"
+
+
+S = TypeVar("S", bound="HasFamily")
+
+
+class HasFamily:
+    """What a suite with a ``scenarios`` field (a frozen dataclass with ``name``) gains from it."""
+
+    name: str
+    scenarios: str
+
+    @property
+    def stem(self) -> str:
+        """The stem of its file names (``file_stem``)."""
+        return file_stem(self.name, self.scenarios)
+
+    def with_scenarios(self: S, family: str) -> S:
+        """The same suite on the stores of ``family``."""
+        return replace(self, scenarios=check(family))
 
 
 def with_scenarios(suite: Any, family: str) -> Any:

@@ -25,7 +25,7 @@ the paper family, files named ``...-induction-paper...``, see ``families``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ import dsgc_fast
 from dsgc_fast.induction import induce_edges, induce_referents
 
 from . import families
-from .families import NEUTRAL
+from .families import NEUTRAL, HasFamily
 from .metrics import mean_std
 from .referent_domains import DOMAINS
 from .referent_sessions import Session, generate_all
@@ -247,7 +247,7 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class InductionSuite:
+class InductionSuite(HasFamily):
     """Induced edges and referents against the truth, and DSGC retention by edge source.
 
     The summary file holds the pooled figures; the run's seeds and encoders, which its
@@ -261,13 +261,6 @@ class InductionSuite:
     total_blocks: int = 20
     honeypot: str = "medium"
     scenarios: str = NEUTRAL
-
-    @property
-    def stem(self) -> str:
-        return families.file_stem(self.name, self.scenarios)
-
-    def with_scenarios(self, family: str) -> InductionSuite:
-        return replace(self, scenarios=families.check(family))
 
     def build(self, config: RunConfig) -> Plan:
         generate = families.GENERATORS[self.scenarios]

@@ -12,12 +12,12 @@ suites run the ``paper`` family, the others the ``neutral`` one; ``with_scenario
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import analysis, families, grid, runner, sections
-from .families import NEUTRAL, PAPER
+from .families import NEUTRAL, PAPER, HasFamily
 from .markdown import checks_table
 from .metrics import Record, aggregate
 from .runner import Condition
@@ -28,7 +28,7 @@ Summary = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class GridSuite:
+class GridSuite(HasFamily):
     """A named grid of conditions; ``keys`` are the condition fields its cells group by.
 
     ``scenarios`` is the family its stores come from; ``intro`` opens the suite's report
@@ -44,15 +44,6 @@ class GridSuite:
     section: Callable[[Summary, Path], list[str]]
     appendix: Callable[[str], Sequence[str]] = lambda family: ()
     scenarios: str = NEUTRAL
-
-    @property
-    def stem(self) -> str:
-        """The stem of its file names (``families.file_stem``)."""
-        return families.file_stem(self.name, self.scenarios)
-
-    def with_scenarios(self, family: str) -> GridSuite:
-        """This suite on the stores of ``family``."""
-        return replace(self, scenarios=families.check(family))
 
     def build(self, config: RunConfig) -> list[Condition]:
         return self.conditions(config.encoders, self.scenarios)
