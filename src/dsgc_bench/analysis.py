@@ -282,18 +282,26 @@ def analyze_graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tup
     return {"effects": effects, "rates": list(NOISE_RATES)}, checks
 
 
-def by_size_successes(records: Sequence[Record], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Per ``keys`` group: runs, full-chain successes, and the successes that kept a chain block by size."""
+def by_size_counts(records: Sequence[Record], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Per ``keys`` group: runs, full-chain successes, and the successes and failures that kept a chain block by size."""
     rows = []
     for key, runs in group(records, keys).items():
         wins = [r for r in runs if r["full_chain"]]
-        rows.append({**dict(zip(keys, key)), "runs": len(runs), "successes": len(wins), "by_size": sum(bool(r["by_size"]) for r in wins)})
+        rows.append(
+            {
+                **dict(zip(keys, key)),
+                "runs": len(runs),
+                "successes": len(wins),
+                "successes_by_size": sum(bool(r["by_size"]) for r in wins),
+                "failures_with_by_size": sum(bool(r["by_size"]) for r in runs if not r["full_chain"]),
+            }
+        )
     return rows
 
 
 def analyze_honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     strengths = ("easy", "medium", "hard")
-    wins = by_size_successes(records, ("encoder", "template", "method", "honeypot"))
+    wins = by_size_counts(records, ("encoder", "template", "method", "honeypot"))
     checks = []
     for enc in ("lexical", "sentence"):
         for t in (*CONTROLS, *TARGETS):
@@ -305,7 +313,7 @@ def analyze_honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[
                 check(
                     f"our prediction: similarity-only does not gain as honeypots get stronger ({t}, {enc})",
                     " / ".join(f"{h} {x:.2f}" for h, x in zip(strengths, sims))
-                    + "; successes kept by size " + " / ".join(f"{w['by_size']}/{w['successes']}" for w in rescued),
+                    + "; successes kept by size " + " / ".join(f"{w['successes_by_size']}/{w['successes']}" for w in rescued),
                     sims[0] >= sims[1] >= sims[2],
                 )
             )
@@ -318,5 +326,5 @@ def analyze_honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[
                     min(easy_ctrl) >= 0.95,
                 )
             )
-    analysis = {"class_counts": class_counts(records, ("encoder", "method", "honeypot")), "by_size_successes": wins}
+    analysis = {"class_counts": class_counts(records, ("encoder", "method", "honeypot")), "by_size": wins}
     return analysis, checks

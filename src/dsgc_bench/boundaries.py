@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from . import families, paper, paper_cells, runner
+from .analysis import by_size_counts
 from .families import NEUTRAL, PAPER
 from .markdown import checks_table, table
-from .metrics import Record, group
+from .metrics import Record, find_cell, group
 from .runner import Condition
 from .scenarios import Scenario
 from .sections import paper_margin
@@ -95,26 +96,9 @@ def store_record(variant: str, sc: Scenario, total_blocks: int) -> dict[str, Any
 # -- summary ---------------------------------------------------------------------------------
 
 
-def _cell_key(r: Record) -> tuple:
-    return tuple(r[k] for k in CELL_KEYS)
-
-
 def tally(records: Sequence[Record]) -> list[dict[str, Any]]:
     """Per (variant, condition): runs, successes, successes and failures that kept a chain block by size."""
-    rows = []
-    for key, runs in group(records, CELL_KEYS).items():
-        wins = [r for r in runs if r["full_chain"]]
-        losses = [r for r in runs if not r["full_chain"]]
-        rows.append(
-            {
-                **dict(zip(CELL_KEYS, key)),
-                "runs": len(runs),
-                "successes": len(wins),
-                "successes_by_size": sum(bool(r["by_size"]) for r in wins),
-                "failures_with_by_size": sum(bool(r["by_size"]) for r in losses),
-            }
-        )
-    return rows
+    return by_size_counts(records, CELL_KEYS)
 
 
 def cell_table(records: Sequence[Record]) -> list[dict[str, Any]]:
@@ -155,9 +139,7 @@ def table3(records: Sequence[Record]) -> list[dict[str, Any]]:
 
 def find(rows: Sequence[dict[str, Any]], **match: Any) -> dict[str, Any] | None:
     """The one row whose fields equal ``match`` (defaults: M 2, lambda_pi 1, 20 blocks)."""
-    full = {"multiplier": 2.0, "lambda_pi": 1.0, "total_blocks": 20, **match}
-    hits = [r for r in rows if all(r.get(k) == v for k, v in full.items())]
-    return hits[0] if len(hits) == 1 else None
+    return find_cell(rows, **{"multiplier": 2.0, "lambda_pi": 1.0, "total_blocks": 20, **match})
 
 
 def _agree(cells: Sequence[dict[str, Any]], variant: str) -> tuple[int, int]:
@@ -250,18 +232,55 @@ def _by_size_row(counts: Sequence[dict[str, Any]], label: str, **match: Any) -> 
     return (label, f"{row['successes']}/{row['runs']}", f"{row['successes_by_size']}", f"{row['failures_with_by_size']}")
 
 
+def findings(s: Summary) -> str:
+    """The mechanisms in numbers (lexical): what each switch moves."""
+    counts = s["counts"]
+
+    def rate(variant: str, **match: Any) -> str:
+        return _rate(find(counts, scenarios=variant, encoder="lexical", **match))
+
+    def kept(**match: Any) -> str:
+        row = find(counts, scenarios=PAPER, encoder="lexical", **match)
+        return "n/a" if row is None else f"{row['successes_by_size']} of its {row['successes']} successes"
+
+    failures = Counter(r["scenarios"] for r in s["table3"])
+    return "\n".join(
+        [
+            "- Copies at the cutoff: without duplicate fillers, DSGC at 50 blocks goes from "
+            f"{rate(PAPER, template='role', method='dsgc', total_blocks=50)} to "
+            f"{rate('paper-no-duplicates', template='role', method='dsgc', total_blocks=50)} (role) and from "
+            f"{rate(PAPER, template='profile', method='dsgc', total_blocks=50)} to "
+            f"{rate('paper-no-duplicates', template='profile', method='dsgc', total_blocks=50)} (profile), "
+            f"and the Table 3 failures from {failures[PAPER]} to {failures['paper-no-duplicates']}.",
+            "- Kept by size: at M = 1 DSGC keeps the profile chain by size in "
+            f"{kept(template='profile', method='dsgc', multiplier=1.0)}, the role chain in "
+            f"{kept(template='role', method='dsgc', multiplier=1.0)}; similarity-only at M = 5 in "
+            f"{kept(template='profile', method='similarity', multiplier=5.0)} (profile) and "
+            f"{kept(template='role', method='similarity', multiplier=5.0)} (role).",
+            "- The suffix: without it, DSGC at 50 blocks goes from "
+            f"{rate(PAPER, template='role', method='dsgc', total_blocks=50)} to "
+            f"{rate('paper-no-suffix', template='role', method='dsgc', total_blocks=50)} (role) and from "
+            f"{rate(PAPER, template='profile', method='dsgc', total_blocks=50)} to "
+            f"{rate('paper-no-suffix', template='profile', method='dsgc', total_blocks=50)} (profile).",
+        ]
+    )
+
+
 def render_boundaries(s: Summary) -> list[str]:
     counts, stores = s["counts"], s["stores"]
     parts = [
-        "The paper attributes its boundary cells to the one-hop radius and, at 50 blocks, to score "
-        "diffusion. Neither can move them: the softmax divides every r_i and every pi_i by one "
-        "normalizer, so adding blocks never reorders the blocks already present, and a larger store "
-        "can only hurt through new blocks that outrank a chain block. The `paper` family shows what "
-        "does: identical filler copies that fill the budget at the cutoff, first-fit selection that "
-        "keeps short chain blocks by size after a longer, higher-ranked block was skipped, and the "
-        "query suffix, whose words generic fillers share. Each column switches one of them off on "
-        "the same stores (same seeds, same draws); full-chain successes / runs, lexical encoder:",
+        "The paper explains its boundary cells by the one-hop radius (c1 gets no support from c3) and, "
+        "at 50 blocks, by score diffusion. The one-hop radius says which block is exposed, not when it "
+        "is lost; and score diffusion cannot be the mechanism: the softmax divides every r_i and every "
+        "pi_i by one normalizer, so adding blocks never reorders the blocks already present, and a "
+        "larger store can only hurt through new blocks that outrank a chain block. In the `paper` "
+        "family three mechanisms decide the boundary cells: identical filler copies that tie and fill "
+        "the budget at the cutoff, first-fit selection that keeps a short chain block by size after "
+        "skipping a longer, higher-ranked block, and the query suffix, whose words generic fillers "
+        "share. Each column switches one of them off on the same stores (same seeds, same draws); "
+        "full-chain successes / runs, lexical encoder:",
         table(["cell", *(v.label for v in VARIANTS)], [_variant_row(counts, label, encoder="lexical", **m) for label, m in BOUNDARY_CELLS]),
+        findings(s),
     ]
     if stores:
         rows = []

@@ -260,13 +260,13 @@ def render_graph_noise(s: Summary, out: Path) -> list[str]:
 
 
 def _kept_by_size(row: dict[str, Any] | None) -> str:
-    return "—" if row is None else f"{row['by_size']}/{row['successes']}"
+    return "—" if row is None else f"{row['successes_by_size']}/{row['successes']}"
 
 
 def render_honeypot(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
     strengths = ("easy", "medium", "hard")
-    wins = [w for w in s["analysis"]["by_size_successes"] if w["method"] == "similarity"]
+    wins = [w for w in s["analysis"]["by_size"] if w["method"] == "similarity"]
     rows = [
         (enc, t, *(_kept_by_size(find_cell(wins, encoder=enc, template=t, honeypot=h)) for h in strengths))
         for enc, t in dict.fromkeys((w["encoder"], w["template"]) for w in wins)
