@@ -212,12 +212,21 @@ PAPER_HISTORY: tuple[Variant, ...] = (
         name="p4: the filler pool",
         change=(
             "One filler shares 'the' twice, 'to' and the suffix's 'or' with the target queries (the "
-            "strongest filler), one shares 'the', 'to' and 'of'; the others at most one 'the'. 'leave' "
-            "was replaced by 'stack': it shares a hash bucket with the suffix's 'yes'. Two delivery notes "
-            "replaced two social notes so that MiniLM finds fillers near the profile c2."
+            "strongest filler), one shares 'the', 'to' and 'of'; the others at most one 'the' (four lost "
+            "theirs, e.g. 'our cafeteria', so that the profile c2, which shares only 'to', outranks more "
+            "of them). 'leave' was replaced by 'stack': it shares a hash bucket with the suffix's 'yes'. "
+            "Two delivery notes replaced two social notes so that MiniLM finds fillers near the profile c2."
         ),
-        measured="Every one of the 53 cells at p >= 0.05 at 15 seeds; 52 of 53 over 100 seeds.",
-        verdict="Accepted (see the section on the paper's boundaries for the final figures).",
+        measured=(
+            "Profile similarity-only at M = 5: 0.36 -> 0.72 (100 seeds); sentence similarity-only: role "
+            "0.12, profile 0.45. All 53 cells at p >= 0.05 at 15 seeds (0..14); over 100 seeds 52 of 53, "
+            "the exception lexical profile DSGC at lambda_pi 2 (100/100 against the paper's 13/15, p = 0.016)."
+        ),
+        verdict=(
+            "Accepted. Left as it is: our role similarity-only successes at M = 5 come by rank, not by "
+            "size as in the paper's stores (a role c2 short enough to be kept by size at M = 5 was also "
+            "kept at M = 2, 0.42 over 100 seeds against the paper's 0.00)."
+        ),
     ),
 )
 
