@@ -15,6 +15,7 @@ from dsgc_ref.contract import (
 )
 
 from .batch import BatchRetention, retain_batch
+from .embeddings import QuantizedEmbeddings, TiledEmbeddings
 from .engine import retain
 from .graph import DependencyGraph
 from .pins import ReferentIndex, orphans, pin_closure
@@ -29,10 +30,12 @@ __all__ = [
     "DependencyGraph",
     "MemoryStore",
     "Params",
+    "QuantizedEmbeddings",
     "Reason",
     "ReferentEvictionError",
     "ReferentIndex",
     "Retention",
+    "TiledEmbeddings",
     "orphans",
     "pin_closure",
     "retain",
