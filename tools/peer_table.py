@@ -138,17 +138,10 @@ def floor_section(sizes: list[int]) -> None:
               f"| {t_dot / t_sum:.2f}x |", flush=True)  # fmt: skip
 
 
-def _int8_rows(embs: np.ndarray) -> dsgc_fast.QuantizedEmbeddings:
-    """Symmetric per-row int8 codes: c = round(127 e / max_t |e_t|), scale max_t |e_t| / 127."""
-    top = np.abs(embs).max(axis=1).astype(np.float64)
-    top[top == 0] = 1.0
-    codes = np.rint(embs / (top / 127.0)[:, None].astype(embs.dtype)).astype(np.int8)
-    return dsgc_fast.QuantizedEmbeddings(codes, top / 127.0)
-
-
 def precision_section(sizes: list[int]) -> None:
     """Exact ``retain`` on float64 / float32 / float16 / int8 forms of one store, and tiled ones."""
     from tools.floor import stored_matrix, streaming_floor
+    from tools.forms import FORMS, embedding_form
 
     print("| N | embeddings | bytes per block | retain (exact) | row-sum floor (same bytes) | retain / floor "
           "| vs float32 retain | kept set vs float64 |")
@@ -156,14 +149,7 @@ def precision_section(sizes: list[int]) -> None:
     for n in sizes:
         s = make_store(n, D, seed=1)
         graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
-        forms = {
-            "float64": s.embs.astype(np.float64),
-            "float32": s.embs,
-            "float16": s.embs.astype(np.float16),
-            "int8, per-row scale": _int8_rows(s.embs),
-            "float32, tiled": dsgc_fast.TiledEmbeddings.from_array(s.embs),
-            "float16, tiled": dsgc_fast.TiledEmbeddings.from_array(s.embs.astype(np.float16)),
-        }
+        forms = {name: embedding_form(s.embs, name) for name in FORMS}
 
         def call(embs: object) -> object:
             return dsgc_fast.retain(s.query, embs, s.costs, s.budget, edges=graph)
