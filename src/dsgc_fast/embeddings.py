@@ -103,10 +103,11 @@ class QuantizedEmbeddings:
         S_i = sum_t Q_t * c_{i,t}           (an exact integer)
         a_i = (S_i * 2**-k) * s_i  +  b,    b = sum_t q_t * o_t left to right (no term without offset)
 
-    in float64, one rounding per operation.  The query is thus rounded to 15 significant
-    bits relative to its largest weight (a relative error below 2**-15, far below the
-    codes' own 2**-8); in exchange the dot product is exact integer arithmetic, which SIMD
-    sums along the dimension in any order, so scoring reads the 1-byte codes at memory speed.
+    in float64, one rounding per operation.  The largest |Q_t| is between 2**13 and 2**14,
+    so each weight moves by at most 2**-14 of the largest weight's magnitude (the codes
+    themselves resolve 2**-8 of their range); in exchange the dot product is exact integer
+    arithmetic, which SIMD sums along the dimension in any order, so scoring reads the
+    1-byte codes at memory speed.
 
     Parameters
     ----------
