@@ -64,6 +64,25 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds:.3f} s"
 
 
+def _row(*cells: object) -> None:
+    """Print one Markdown table row."""
+    print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
+
+
+def _header(*names: str, text: tuple[int, ...] = ()) -> None:
+    """Print a Markdown table header; columns are right-aligned except those listed in ``text``."""
+    _row(*names)
+    _row(*("---" if k in text else "---:" for k in range(len(names))))
+
+
+def _times(*seconds: float) -> list[str]:
+    return [_fmt_time(t) for t in seconds]
+
+
+def _ratios(pairs: list[tuple[float, float]]) -> list[str]:
+    return [f"{a / b:.2f}x" for a, b in pairs]
+
+
 #: interleaved rounds per size (best round reported)
 ROUNDS = 7
 
@@ -88,9 +107,8 @@ def dsgc_fast_threads() -> int:
 def peer_section(sizes: list[int]) -> None:
     from tools.floor import streaming_floor
 
-    print("| N | E @ q | row-sum floor | NumPy/SciPy peer | retain (exact) | retain (fast) | exact / E@q "
-          "| exact / row sum | fast / E@q | fast / row sum | peer / exact | peer / fast |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    _header("N", "E @ q", "row-sum floor", "NumPy/SciPy peer", "retain (exact)", "retain (fast)", "exact / E@q",
+            "exact / row sum", "fast / E@q", "fast / row sum", "peer / exact", "peer / fast")  # fmt: skip
     for n in sizes:
         s = make_store(n, D, seed=1)
         q32 = s.query
@@ -112,12 +130,8 @@ def peer_section(sizes: list[int]) -> None:
         t_floor, t_sum, t_peer, t_exact, t_fast = interleaved(
             [floor, streaming_floor(s.embs), peer, exact, fast], rounds=ROUNDS
         )
-        print(
-            f"| {n:,} | {_fmt_time(t_floor)} | {_fmt_time(t_sum)} | {_fmt_time(t_peer)} | {_fmt_time(t_exact)} "
-            f"| {_fmt_time(t_fast)} | {t_exact / t_floor:.2f}x | {t_exact / t_sum:.2f}x | {t_fast / t_floor:.2f}x "
-            f"| {t_fast / t_sum:.2f}x | {t_peer / t_exact:.2f}x | {t_peer / t_fast:.2f}x |",
-            flush=True,
-        )
+        ratios = [(t_exact, t_floor), (t_exact, t_sum), (t_fast, t_floor), (t_fast, t_sum), (t_peer, t_exact), (t_peer, t_fast)]
+        _row(f"{n:,}", *_times(t_floor, t_sum, t_peer, t_exact, t_fast), *_ratios(ratios))
 
 
 def floor_section(sizes: list[int]) -> None:
@@ -125,8 +139,7 @@ def floor_section(sizes: list[int]) -> None:
     from dsgc_fast.kernels import scoring
     from tools.floor import streaming_floor
 
-    print("| N | E @ q | row sum (fast-math) | fast-mode dot product | row sum / E @ q | dot / row sum |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    _header("N", "E @ q", "row sum (fast-math)", "fast-mode dot product", "row sum / E @ q", "dot / row sum")
     for n in sizes:
         s = make_store(n, D, seed=1)
         q, out = s.query.astype(np.float64), np.empty(n)
@@ -134,8 +147,7 @@ def floor_section(sizes: list[int]) -> None:
         t_blas, t_sum, t_dot = interleaved(
             [lambda: s.embs @ s.query, streaming_floor(s.embs), lambda: kernel(s.embs, q, out)], rounds=ROUNDS
         )
-        print(f"| {n:,} | {_fmt_time(t_blas)} | {_fmt_time(t_sum)} | {_fmt_time(t_dot)} | {t_sum / t_blas:.2f}x "
-              f"| {t_dot / t_sum:.2f}x |", flush=True)  # fmt: skip
+        _row(f"{n:,}", *_times(t_blas, t_sum, t_dot), *_ratios([(t_sum, t_blas), (t_dot, t_sum)]))
 
 
 def precision_section(sizes: list[int]) -> None:
@@ -143,9 +155,8 @@ def precision_section(sizes: list[int]) -> None:
     from tools.floor import stored_matrix, streaming_floor
     from tools.forms import FORMS, embedding_form
 
-    print("| N | embeddings | bytes per block | retain (exact) | row-sum floor (same bytes) | retain / floor "
-          "| vs float32 retain | kept set vs float64 |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    _header("N", "embeddings", "bytes per block", "retain (exact)", "row-sum floor (same bytes)", "retain / floor",
+            "vs float32 retain", "kept set vs float64", text=(1,))  # fmt: skip
     for n in sizes:
         s = make_store(n, D, seed=1)
         graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
@@ -164,11 +175,8 @@ def precision_section(sizes: list[int]) -> None:
             kept = set(call(forms[k]).retained.tolist())
             overlap = len(kept & kept64) / max(len(kept | kept64), 1)
             per_block = stored_matrix(forms[k]).nbytes / n
-            print(
-                f"| {n:,} | {k} | {per_block:,.0f} | {_fmt_time(t_retain[k])} | {_fmt_time(t_floor[k])} "
-                f"| {t_retain[k] / t_floor[k]:.2f}x | {t_retain[k] / t_retain['float32']:.2f}x | {overlap:.4f} |",
-                flush=True,
-            )
+            ratios = [(t_retain[k], t_floor[k]), (t_retain[k], t_retain["float32"])]
+            _row(f"{n:,}", k, f"{per_block:,.0f}", *_times(t_retain[k], t_floor[k]), *_ratios(ratios), f"{overlap:.4f}")
         del forms
 
 
@@ -177,9 +185,8 @@ def edges_section(n: int, in_degrees: list[float]) -> None:
     and a new array on every call (built each time), beside a prebuilt graph and both floors."""
     from tools.floor import streaming_floor
 
-    print("| N | edges | E @ q | row-sum floor | prebuilt graph | same raw array | new raw array each call "
-          "| same / E@q | same / row sum | new / E@q | new / row sum |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    _header("N", "edges", "E @ q", "row-sum floor", "prebuilt graph", "same raw array", "new raw array each call",
+            "same / E@q", "same / row sum", "new / E@q", "new / row sum")  # fmt: skip
     for degree in in_degrees:
         s = make_store(n, D, seed=1, in_degree=degree)
         graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
@@ -200,12 +207,8 @@ def edges_section(n: int, in_degrees: list[float]) -> None:
             ],
             rounds=ROUNDS,
         )
-        print(
-            f"| {n:,} | {s.edges.shape[0]:,} | {_fmt_time(t_blas)} | {_fmt_time(t_sum)} | {_fmt_time(t_pre)} "
-            f"| {_fmt_time(t_same)} | {_fmt_time(t_new)} | {t_same / t_blas:.2f}x | {t_same / t_sum:.2f}x "
-            f"| {t_new / t_blas:.2f}x | {t_new / t_sum:.2f}x |",
-            flush=True,
-        )
+        ratios = [(t_same, t_blas), (t_same, t_sum), (t_new, t_blas), (t_new, t_sum)]
+        _row(f"{n:,}", f"{s.edges.shape[0]:,}", *_times(t_blas, t_sum, t_pre, t_same, t_new), *_ratios(ratios))
 
 
 def scaling_section(sizes: list[int]) -> None:

@@ -29,6 +29,7 @@ from numba.core import config as numba_config
 from numba.extending import intrinsic
 
 from .._config import JIT, JIT_PARALLEL, cache_twin
+from .rowdot import counted_loop
 
 #: codes per step (int16 products), and the int32 lanes they are added into
 _STEP, _LANES = 32, 16
@@ -85,25 +86,11 @@ def dot_codes(typingctx, codes, weights, i, t0, t1):
         stop = context.cast(builder, args[4], b_ty, types.int64)
         row_bytes = builder.extract_value(c_arr.strides, 0)
         row_ptr = builder.gep(builder.bitcast(c_arr.data, _I8.as_pointer()), [builder.mul(row, row_bytes)])
-        entry = builder.block
-        head = builder.append_basic_block("codes.head")
-        body = builder.append_basic_block("codes.body")
-        done = builder.append_basic_block("codes.done")
-        builder.branch(head)
-        builder.position_at_end(head)
-        t = builder.phi(_I64)
-        t.add_incoming(start, entry)
-        acc = builder.phi(_V_I32)
-        acc.add_incoming(ir.Constant(_V_I32, [0] * _LANES), entry)
-        builder.cbranch(builder.icmp_signed("<", t, stop), body, done)
-        builder.position_at_end(body)
+        t, (acc,), close = counted_loop(builder, start, stop, _STEP, [ir.Constant(_V_I32, [0] * _LANES)])
         c_ptr = builder.bitcast(builder.gep(row_ptr, [t]), ir.VectorType(_I8, _STEP).as_pointer())
         w_ptr = builder.bitcast(builder.gep(w_arr.data, [t]), _V_I16.as_pointer())
         pairs = _pair_products(builder, builder.sext(builder.load(c_ptr, align=1), _V_I16), builder.load(w_ptr, align=2))
-        acc.add_incoming(builder.add(acc, pairs), builder.block)
-        t.add_incoming(builder.add(t, ir.Constant(_I64, _STEP)), builder.block)
-        builder.branch(head)
-        builder.position_at_end(done)
+        close([builder.add(acc, pairs)])
         reduce = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(_I64, [_V_I64]), "llvm.vector.reduce.add.v16i64"
         )

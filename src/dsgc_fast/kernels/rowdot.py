@@ -67,6 +67,7 @@ _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _BYTE_PTR = ir.IntType(8).as_pointer()
 _V_F64 = ir.VectorType(ir.DoubleType(), LANES)
+_ZEROS = ir.Constant(_V_F64, [0.0] * LANES)
 _PREFETCH_TYPE = ir.FunctionType(ir.VoidType(), [_BYTE_PTR, _I32, _I32, _I32])
 _FMULADD_TYPE = ir.FunctionType(_V_F64, [_V_F64, _V_F64, _V_F64])
 _READ, _L2, _DATA = ir.Constant(_I32, 0), ir.Constant(_I32, 2), ir.Constant(_I32, 1)
@@ -138,24 +139,24 @@ def _float64_vector(ty: types.Type) -> bool:
     return _contiguous(ty, 1, (types.float64,))
 
 
-def _loop(builder: ir.IRBuilder, count: int, end: ir.Value, step: int):  # type: ignore[no-untyped-def]
-    """Open ``for t = 0; t < end; t += step`` with ``count`` float64-vector accumulators.
+def counted_loop(builder: ir.IRBuilder, start: ir.Value, end: ir.Value, step: int, initial: list[ir.Value]):  # type: ignore[no-untyped-def]
+    """Open ``for t = start; t < end; t += step`` carrying one accumulator per ``initial`` value.
 
     Returns (t, accumulators, close): fill the body at the builder's position, then call
     ``close(new_accumulators)``, which leaves the builder after the loop.
     """
     entry = builder.block
-    head = builder.append_basic_block("rowdot.head")
-    body = builder.append_basic_block("rowdot.body")
-    done = builder.append_basic_block("rowdot.done")
+    head = builder.append_basic_block("loop.head")
+    body = builder.append_basic_block("loop.body")
+    done = builder.append_basic_block("loop.done")
     builder.branch(head)
     builder.position_at_end(head)
     t = builder.phi(_I64)
-    t.add_incoming(ir.Constant(_I64, 0), entry)
+    t.add_incoming(start, entry)
     acc = []
-    for _ in range(count):
-        phi = builder.phi(_V_F64)
-        phi.add_incoming(ir.Constant(_V_F64, [0.0] * LANES), entry)
+    for value in initial:
+        phi = builder.phi(value.type)
+        phi.add_incoming(value, entry)
         acc.append(phi)
     builder.cbranch(builder.icmp_signed("<", t, end), body, done)
     builder.position_at_end(body)
@@ -207,7 +208,8 @@ def _make_rows(groups: int, fused: bool):  # type: ignore[no-untyped-def]
                 for r in range(LANES * groups)
             ]
             prefetch = cgutils.get_or_insert_function(builder.module, _PREFETCH_TYPE, "llvm.prefetch.p0")
-            t0, acc, close = _loop(builder, groups, builder.and_(d, ir.Constant(_I64, -LANES)), LANES)
+            end = builder.and_(d, ir.Constant(_I64, -LANES))
+            t0, acc, close = counted_loop(builder, ir.Constant(_I64, 0), end, LANES, [_ZEROS] * groups)
             offset = builder.mul(t0, ir.Constant(_I64, width))
             # prefetch: this step's share of the block _AHEAD blocks on, lines in ascending
             # order.  A block is 8 * groups rows of d * width bytes and the loop takes d // 8
@@ -265,7 +267,7 @@ def _make_tile(fused: bool):  # type: ignore[no-untyped-def]
             d = builder.extract_value(e_arr.shape, 1)
             tile_bytes = builder.extract_value(e_arr.strides, 0)
             start = builder.gep(builder.bitcast(e_arr.data, _BYTE_PTR), [builder.mul(tile, tile_bytes)])
-            t, acc, close = _loop(builder, groups, d, 1)
+            t, acc, close = counted_loop(builder, ir.Constant(_I64, 0), d, 1, [_ZEROS] * groups)
             column = builder.gep(start, [builder.mul(t, ir.Constant(_I64, TILE_ROWS * width))])
             q_v = _broadcast(builder, q_arr.data, t)
             sums = []
