@@ -70,7 +70,7 @@ def test_floor_precision_and_edges_sections_run(capsys):
     out = capsys.readouterr().out
     for heading in ("### floor", "### precision", "### edges"):
         assert heading in out
-    assert "| 300 | int8, per-row scale | 384 |" in out and "| 400 | 400 |" in out
+    assert "| 300 | int8, per-row scale | 384 |" in out and "| 400 | 400 | same array again |" in out
 
 
 def test_the_streaming_floor_reads_every_stored_element():

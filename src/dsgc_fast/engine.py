@@ -80,7 +80,8 @@ def retain(
     mode : {"exact", "fast"}
         "fast" computes dot products with fast-math (SIMD partial sums, FMA): scores move by
         about 1e-16 relative, so the result equals the exact one except where two scores
-        differ by less than about 1e-9.
+        differ by less than about 1e-9.  ``TiledEmbeddings`` and ``QuantizedEmbeddings``
+        are scored exactly in both modes.
 
     Returns
     -------
