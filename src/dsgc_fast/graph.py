@@ -13,19 +13,7 @@ import numpy as np
 from . import _validate
 from ._config import PARALLEL_MIN_N
 from .kernels.checks import same_words
-from .kernels.graph_kernels import (
-    build_csr,
-    build_csr_par,
-    fill_edge_rows,
-    fill_edge_rows_par,
-)
-
-
-def _csr(n: int, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``build_csr``, on threads from ``PARALLEL_MIN_N`` edges or blocks (the same arrays either way)."""
-    if max(n, rows.shape[0]) >= PARALLEL_MIN_N:
-        return build_csr_par(n, rows, cols, numba.get_num_threads())
-    return build_csr(n, np.ascontiguousarray(rows), np.ascontiguousarray(cols))
+from .kernels.graph_kernels import build_csr, fill_edge_rows
 
 
 @dataclass(frozen=True)
@@ -69,7 +57,7 @@ class DependencyGraph:
         """Validate an (E, 2) edge list and build the dependents CSR."""
         n = _validate.block_count(n)
         e = _validate.edges(edges, n)
-        dep_indptr, dep_indices = _csr(n, e[:, 1], e[:, 0])
+        dep_indptr, dep_indices = build_csr(n, e[:, 1].copy(), e[:, 0].copy())
         for a in (dep_indptr, dep_indices):
             a.flags.writeable = False
         graph = object.__new__(cls)  # the CSR is built here, canonical by construction: no re-check
@@ -81,7 +69,7 @@ class DependencyGraph:
     def dep_rows(self) -> np.ndarray:
         """The row of each entry of ``dep_indices`` (int32 when n fits, else int64)."""
         rows = np.empty(self.n_edges, dtype=np.int32 if self.n <= np.iinfo(np.int32).max else np.int64)
-        (fill_edge_rows_par if self.n_edges >= PARALLEL_MIN_N else fill_edge_rows)(self.dep_indptr, rows)
+        fill_edge_rows(self.dep_indptr, rows)
         rows.flags.writeable = False
         return rows
 
@@ -89,7 +77,7 @@ class DependencyGraph:
     def prerequisites(self) -> tuple[np.ndarray, np.ndarray]:
         """(indptr, indices) CSR: row j lists the blocks j depends on, ascending."""
         e = self.edge_array()
-        indptr, indices = _csr(self.n, e[:, 0], e[:, 1])
+        indptr, indices = build_csr(self.n, e[:, 0].copy(), e[:, 1].copy())
         indptr.flags.writeable = False
         indices.flags.writeable = False
         return indptr, indices
