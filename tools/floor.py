@@ -23,11 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import os
+
 import numba
 import numpy as np
 
 import dsgc_fast
-from dsgc_fast._config import PARALLEL_MIN_N, cache_twin
+
+#: rows from which the floor runs on threads: the engine's documented default and variable
+PARALLEL_MIN_N = int(os.environ.get("DSGC_PARALLEL_MIN_N", "32768"))
 
 
 def _row_sums_float_impl(x, out):
@@ -48,15 +52,13 @@ def _row_sums_int_impl(x, out):
         out[i] = s
 
 
-# serial and parallel twins, picked by size as the engine picks its own (``PARALLEL_MIN_N``)
+# serial and parallel twins, picked by size as the engine picks its own; not cached on disk
+# (two dispatchers of one function would share cache entries, see dsgc_fast._config.cache_twin)
 _FLOAT = (
-    numba.njit(_row_sums_float_impl, fastmath={"reassoc"}, cache=True),
-    numba.njit(cache_twin(_row_sums_float_impl, "_par"), parallel=True, fastmath={"reassoc"}, cache=True),
+    numba.njit(_row_sums_float_impl, fastmath={"reassoc"}),
+    numba.njit(_row_sums_float_impl, parallel=True, fastmath={"reassoc"}),
 )
-_INT = (
-    numba.njit(_row_sums_int_impl, cache=True),
-    numba.njit(cache_twin(_row_sums_int_impl, "_par"), parallel=True, cache=True),
-)
+_INT = (numba.njit(_row_sums_int_impl), numba.njit(_row_sums_int_impl, parallel=True))
 
 
 def stored_matrix(embs: object) -> np.ndarray:
