@@ -6,6 +6,7 @@ import runpy
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
@@ -36,8 +37,12 @@ def test_profile_stages_runs(capsys, monkeypatch):
     assert "budgeted walk" in out and "retain (whole call)" in out
 
 
-def test_floor_precision_and_edges_sections_run(capsys):
-    peer_table.main(["floor", "precision", "edges", "--precision-sizes", "300", "--edges-n", "400", "--edges-degrees", "1"])
+def test_floor_precision_and_edges_sections_run(capsys, monkeypatch):
+    run_script(
+        "peer_table.py",
+        ["floor", "precision", "edges", "--precision-sizes", "300", "--edges-n", "400", "--edges-degrees", "1"],
+        monkeypatch,
+    )
     out = capsys.readouterr().out
     for heading in ("### floor", "### precision", "### edges"):
         assert heading in out
@@ -54,7 +59,7 @@ def test_the_streaming_floor_reads_every_stored_element():
                  dsgc_fast.QuantizedEmbeddings(np.ones((50, 7), np.int8))):  # fmt: skip
         assert stored_matrix(form).dtype in (np.float32, np.uint16, np.int8)
         streaming_floor(form)()
-    from tools import floor
+    from dsgc_bench import floor
 
     out = np.empty(50, np.int64)
     floor._INT[0](np.ones((50, 7), np.int8), out)
