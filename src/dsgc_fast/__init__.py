@@ -16,6 +16,7 @@ from dsgc_ref.contract import (
 
 from ._archive_access import ArchiveLockedError
 from .batch import BatchRetention, retain_batch
+from .embeddings import QuantizedEmbeddings, TiledEmbeddings
 from .engine import retain
 from .graph import DependencyGraph
 from .pins import ReferentIndex, orphans, pin_closure
@@ -31,10 +32,12 @@ __all__ = [
     "DependencyGraph",
     "MemoryStore",
     "Params",
+    "QuantizedEmbeddings",
     "Reason",
     "ReferentEvictionError",
     "ReferentIndex",
     "Retention",
+    "TiledEmbeddings",
     "orphans",
     "pin_closure",
     "retain",

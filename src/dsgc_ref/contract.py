@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, TypedDict
@@ -139,6 +139,54 @@ def check_budget(budget: Any) -> int:
     return b
 
 
+def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hashable]], list[dict[Hashable, Any]]]:
+    """Validate the list form of referents; return (use lists, bind dicts), one per block.
+
+    ``uses[i]`` is a collection of hashable referent names and ``binds[i]`` a mapping
+    referent -> value; either may be None (nothing), and so may each entry.
+    """
+    if uses is None:
+        use_lists: list[list[Hashable]] = [[] for _ in range(n)]
+    else:
+        uses = list(uses)
+        if len(uses) != n:
+            raise ValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
+        use_lists = []
+        for i, u in enumerate(uses):
+            if u is None:
+                use_lists.append([])
+                continue
+            if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
+                raise TypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
+            items = list(u)
+            for x in items:
+                if not isinstance(x, Hashable):
+                    raise TypeError(f"uses[{i}] holds an unhashable referent {x!r}")
+            use_lists.append(items)
+    if binds is None:
+        bind_maps: list[dict[Hashable, Any]] = [{} for _ in range(n)]
+    else:
+        binds = list(binds)
+        if len(binds) != n:
+            raise ValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
+        bind_maps = []
+        for i, b in enumerate(binds):
+            if b is None:
+                bind_maps.append({})
+            elif isinstance(b, Mapping):
+                bind_maps.append(dict(b))
+            else:
+                raise TypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
+    return use_lists, bind_maps
+
+
+def referent_block_count(uses: Any, binds: Any) -> int:
+    """The store size implied by the list form (``uses`` or ``binds``; not both None)."""
+    if uses is None and binds is None:
+        raise ValueError("uses and binds cannot both be None: one of them gives the number of blocks")
+    return len(uses) if uses is not None else len(binds)
+
+
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
@@ -163,7 +211,8 @@ class Params:
         ``"dsgc"`` ranks by I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent;
         ``"no_graph"`` is the same with lambda_pi = 0; ``"similarity"`` ranks by the raw
         a_i = <q, e_i>; ``"recency"`` keeps the newest (last in ``order``) first;
-        ``"agent"`` adds working-set support to dsgc's (see ``recency_decay``).
+        ``"agent"`` adds working-set support to dsgc's (see ``recency_decay`` and
+        ``working_weight``).
     selection : str
         ``"first_fit"`` keeps every ranked block that still fits and goes on; ``"prefix"``
         stops at the first one that does not fit.
@@ -179,8 +228,13 @@ class Params:
         Exponent p >= 0 of the cost normalization max(c_i, 1) ** p (0: none).
     recency_decay : float
         The agent policy's decay gamma in (0, 1] per working unit back: a block of working
-        age u >= 1 gets rho_i = gamma^(u-1) * max_k r_k, and
+        age u >= 1 gets rho_i = gamma^(u-1) * kappa / N, and
         I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** p (other policies ignore it).
+    working_weight : float
+        The agent policy's working-set weight kappa >= 0: the newest working unit's support
+        in units of the mean relevance 1/N (the N relevances sum to 1), so a block outranks a
+        working block of age u once its relevance exceeds the working block's by more than
+        kappa * gamma^(u-1) mean relevances (other policies ignore it).
     """
 
     policy: str = _knob("dsgc", "ranking policy", "|".join(POLICIES))
@@ -191,6 +245,7 @@ class Params:
     decay: float = _knob(0.5, "damping per extra hop, in [0, 1]")
     density_exponent: float = _knob(0.0, "exponent p of the cost normalization max(c, 1) ** p (>= 0)")
     recency_decay: float = _knob(0.85, "agent policy: working-set support decay per unit back, in (0, 1]")
+    working_weight: float = _knob(8.0, "agent policy: newest working unit's support in mean relevances 1/N (>= 0)")
 
     def __post_init__(self) -> None:
         checked = {
@@ -202,6 +257,7 @@ class Params:
             "decay": _real("decay", self.decay),
             "density_exponent": _real("density_exponent", self.density_exponent),
             "recency_decay": _real("recency_decay", self.recency_decay),
+            "working_weight": _real("working_weight", self.working_weight),
         }
         if checked["lambda_pi"] < 0:
             raise ValueError(f"lambda_pi must be >= 0, got {checked['lambda_pi']}")
@@ -213,6 +269,8 @@ class Params:
             raise ValueError(f"density_exponent must be >= 0, got {checked['density_exponent']}")
         if not 0 < checked["recency_decay"] <= 1:
             raise ValueError(f"recency_decay must be in (0, 1], got {checked['recency_decay']}")
+        if checked["working_weight"] < 0:
+            raise ValueError(f"working_weight must be >= 0, got {checked['working_weight']}")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
@@ -270,6 +328,7 @@ class ParamOverrides(TypedDict, total=False):
     decay: float
     density_exponent: float
     recency_decay: float
+    working_weight: float
 
 
 #: the field names of ``Params``, in declaration order
