@@ -45,7 +45,8 @@ def test_keys_parameter_and_function_names_are_never_identifiers():
     ]
     assert trace_edges(messages).tolist() == [[1, 0], [3, 2]]
     found = induce_messages(messages, pin_referents=True)
-    names = {name.lower() for binds in found.binds if binds for name in binds} | {u.lower() for u in sum(found.uses, [])}
+    names = {name.lower() for binds in found.binds if binds for name in binds}
+    names |= {name.lower() for uses in found.uses for name in uses}
     assert names.isdisjoint({"order_id", "current_working_directory", "get_order_details", "status"})
 
 
@@ -135,20 +136,6 @@ def test_only_the_newest_user_message_holding_a_value_is_linked():
     messages = [user("Check order 55120."), {"role": "assistant", "content": "Done."},
                 user("Again: order 55120, please."), step("a", "check", order_id=55120)]  # fmt: skip
     assert trace_edges(messages).tolist() == [[3, 2]]
-
-
-@pytest.mark.parametrize(
-    ("text", "name", "value"),
-    [
-        ("Log ticket RT-114: the printer on floor 3 is jammed.", "RT-114", "ticket RT-114"),
-        ("Ticket RT-114 is the one from Monday.", "RT-114", "Ticket RT-114"),
-        ("MODE_FLAG: on", "MODE_FLAG", "MODE_FLAG"),
-        ("MODE_FLAG: fast", "MODE_FLAG", "fast"),
-    ],
-)
-def test_an_assignment_never_binds_a_function_word(text, name, value):
-    binds, _ = induce_referents([text])
-    assert binds[0][name] == value
 
 
 def test_messages_are_induced_by_default_and_kept_apart_from_declared_edges():
