@@ -442,7 +442,7 @@ class _Facts:
             relevance=float(r.relevance[i]),
             propagated=float(r.propagated[i]),
             support=float(self.lambda_pi * r.propagated[i]),
-            working=float(self.lambda_pi * r.working[i]),
+            working=float(self.lambda_pi * r.working[i]) if r.working is not None else 0.0,
             score=float(r.scores[i]),
             newer=len(self.ids) - 1 - i,
             root=bool(np.any(self.roots == i)),

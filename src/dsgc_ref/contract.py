@@ -275,7 +275,7 @@ class Params:
     working_weight: float = _knob(8.0, "agent policy: newest working unit's support in mean relevances 1/N (>= 0)")
 
     def __post_init__(self) -> None:
-        checked = {
+        checked: dict[str, Any] = {
             "policy": _choice("policy", self.policy, POLICIES),
             "selection": _choice("selection", self.selection, SELECTIONS),
             "lambda_pi": _real("lambda_pi", self.lambda_pi),
@@ -320,15 +320,15 @@ class Params:
         # keyed by value *and type*, so True is never taken for 1 nor 1 for 1.0.
         key = (base, *((k, type(v), v) for k, v in overrides.items()))
         try:
-            made = _MADE.get(key)
+            made, cacheable = _MADE.get(key), True
         except TypeError:  # an unhashable value: validate uncached (it raises its own error)
-            key, made = None, None
+            made, cacheable = None, False
         if made is None:
             unknown = sorted(set(overrides) - set(PARAM_NAMES))
             if unknown:
                 raise TypeError(f"unknown parameter(s) {unknown}; the parameters are {list(PARAM_NAMES)}")
             made = dataclasses.replace(base, **overrides)
-            if key is not None:
+            if cacheable:
                 if len(_MADE) >= _MADE_LIMIT:
                     _MADE.clear()
                 _MADE[key] = made
