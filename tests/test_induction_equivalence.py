@@ -50,7 +50,13 @@ def sessions(draw) -> list[dict]:
         else:
             name, arguments = draw(st.sampled_from(FUNCTIONS)), draw(payloads)
             function = {"name": name, "arguments": json.dumps(arguments)}
-            messages.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{k}", "type": "function", "function": function}]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": f"c{k}", "type": "function", "function": function}],
+                }
+            )
             messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": json.dumps(draw(payloads))})
     messages.append({"role": "user", "content": draw(st.sampled_from(USER))})
     return messages
@@ -115,7 +121,11 @@ def test_engines_agree_on_the_store_induced_inputs(messages, fraction, policy):
         assert fast is not None and report.kept == [ids[i] for i in fast.retained.tolist()]
 
 
-@given(messages=sessions(), fraction=st.sampled_from([0.1, 0.25, 0.5]), policy=st.sampled_from(["agent", "dsgc", "recency"]))
+@given(
+    messages=sessions(),
+    fraction=st.sampled_from([0.1, 0.25, 0.5]),
+    policy=st.sampled_from(["agent", "dsgc", "recency"]),
+)
 @settings(max_examples=examples(2))
 def test_engines_agree_on_pinned_induced_referents(messages, fraction, policy):
     texts = message_texts(messages)

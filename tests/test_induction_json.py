@@ -29,7 +29,11 @@ def user(text: str) -> dict:
 
 def chat(n: int) -> list[dict]:
     """``n`` user/assistant exchanges that name nothing."""
-    return [m for k in range(n) for m in (user(f"Question {k} about the weather?"), {"role": "assistant", "content": "Sunny."})]
+    return [
+        m
+        for k in range(n)
+        for m in (user(f"Question {k} about the weather?"), {"role": "assistant", "content": "Sunny."})
+    ]
 
 
 def test_keys_parameter_and_function_names_are_never_identifiers():
@@ -89,7 +93,9 @@ def test_key_stems_are_head_nouns():
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("query", ["Cancel that order.", "Cancel the order I placed.", "Please cancel my most recent order."])
+@pytest.mark.parametrize(
+    "query", ["Cancel that order.", "Cancel the order I placed.", "Please cancel my most recent order."]
+)
 def test_a_key_stem_binds_its_value(query):
     """``{"order_id": 12446}`` is what "that order" / "the order" means, three turns later."""
     messages = [

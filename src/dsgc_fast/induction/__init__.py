@@ -48,10 +48,10 @@ __all__ = [
     "induce_referents",
     "iter_identifiers",
     "key_noun",
-    "payload_values",
     "message_text",
     "message_texts",
     "normal_key",
+    "payload_values",
     "trace_edges",
 ]
 

@@ -148,9 +148,9 @@ class IncrementalInducer:
         if not self.pin_referents:
             fixed += self._description_edges(j, described)
             binds, uses = None, []
-        for pair, key in fixed:
+        for pair, rests_on in fixed:
             self._fixed.add(pair)
-            rests.setdefault(pair, set()).update(() if key is None else (key,))
+            rests.setdefault(pair, set()).update(() if rests_on is None else (rests_on,))
         self._newest.update(dict.fromkeys(keys, j))
         if block.role == "user":
             self._last_user = j

@@ -65,15 +65,20 @@ from typing import Any, NamedTuple
 from .tokens import CANDIDATE_RE, FUNCTION_WORDS, identifier_key, normal_key
 
 #: trailing key words that say "an identifier of": the stem is the word before them
-ID_WORDS = frozenset("id ids name names number num no code key uuid".split())
+ID_WORDS = frozenset(["id", "ids", "name", "names", "number", "num", "no", "code", "key", "uuid"])
 #: key words naming the value as an id (rule 5)
 _ID_MARKS = frozenset(("id", "ids"))
 #: trailing words that name a container or a view, not the thing
-GENERIC_WORDS = frozenset("list lists info details data content contents".split())
+GENERIC_WORDS = frozenset(["list", "lists", "info", "details", "data", "content", "contents"])
 #: words that qualify the thing rather than name it
-MODIFIERS = frozenset("new old current previous last first next default original recent latest".split())
+MODIFIERS = frozenset(
+    ["new", "old", "current", "previous", "last", "first", "next", "default", "original", "recent", "latest"]
+)
 #: key words whose plain-word values are folder and file names (rule 4)
-PATH_WORDS = frozenset("file files filename folder folders dir directory directories path paths source destination".split())
+PATH_WORDS = frozenset([
+    "file", "files", "filename", "folder", "folders", "dir", "directory", "directories", "path", "paths", "source",
+    "destination",
+])  # fmt: skip
 #: longest string tried as one value (longer strings are read as prose)
 MAX_VALUE_CHARS = 256
 #: longest string taken as a kind-qualified id (rule 5)

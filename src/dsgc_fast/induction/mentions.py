@@ -227,9 +227,11 @@ class MentionReader:
     def _prose(self, piece: Prose, out: BlockMentions, *, in_json: bool = False) -> None:
         """Read one piece of prose; ``in_json``: a string of a payload (word codes left out)."""
         out.prose.append(piece)
-        found = [Mention(key, surface, "prose", None, piece, start, end)
-                 for key, surface, start, end in iter_identifiers(piece.text)
-                 if key not in self.schema_keys and not (in_json and json_values.is_word_code(surface))]
+        found = [
+            Mention(key, surface, "prose", None, piece, start, end)
+            for key, surface, start, end in iter_identifiers(piece.text)
+            if key not in self.schema_keys and not (in_json and json_values.is_word_code(surface))
+        ]
         spans = {m.start for m in found}
         for word, start in _words(piece.text):
             key = word_key(word)

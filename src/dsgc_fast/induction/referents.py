@@ -169,7 +169,8 @@ class ReferentTracker:
         local_nouns: set[str] = set()
         for m in mentions:
             key = m.key
-            head = m.noun if m.source == "json" else _head_noun(m.piece.text, m.surface, m.start)
+            # a JSON value (no prose piece) has its key's stem as head noun
+            head = m.noun if m.piece is None else _head_noun(m.piece.text, m.surface, m.start)
             noun = head.lower() if head else None
             if noun is not None:
                 local_nouns.add(noun)
@@ -201,8 +202,8 @@ class ReferentTracker:
         for piece in prose:
             if not piece.descriptions:
                 continue
-            for m in _DESCRIPTION_RE.finditer(piece.text):
-                noun = self._description_noun(m)
+            for match in _DESCRIPTION_RE.finditer(piece.text):
+                noun = self._description_noun(match)
                 if noun is None:
                     continue
                 if noun not in resolved:
