@@ -25,8 +25,9 @@ age 1; the agent policy lifts it by rho = max_k r_k and each older one by a furt
 tools is ranked exactly as by the paper's rule.
 
 Annotations.  A message may carry a ``"dsgc"`` object with ``id``, ``depends_on``, ``binds``,
-``uses``, ``pinned`` and ``cost`` (the ``MemoryStore.add`` arguments); it is stripped from the
-stored message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": ...,
+``uses``, ``pinned`` and ``cost`` (the ``MemoryStore.add`` arguments) and ``meta`` (more data
+kept in the block's meta beside ``role`` and ``message``); it is stripped from the stored
+message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": ...,
 "depends_on": [...], "binds": {...}, "uses": [...], "pinned": ..., "cost": ..., "meta": {...}}``.
 """
 
@@ -38,6 +39,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
+from . import _validate
 from ._nesting import check_nesting
 from .archive import Block
 from .explain import CompactionReport
@@ -47,6 +49,7 @@ ANNOTATION_KEY = "dsgc"
 ROOT_ROLES = ("system", "developer")
 _ANNOTATION_FIELDS = ("id", "depends_on", "binds", "uses", "pinned", "cost")
 _BLOCK_FIELDS = ("text", "meta") + _ANNOTATION_FIELDS
+_MESSAGE_ANNOTATION_FIELDS = _ANNOTATION_FIELDS + ("meta",)
 
 
 _CALL, _RESULT = "tool_call:", "tool_result:"
@@ -179,9 +182,7 @@ class _Planner:
         _check_keys(record, _BLOCK_FIELDS, "block", where)
         if not isinstance(record.get("text"), str):
             raise SessionError("a block needs a string 'text' (or a chat message needs 'role')", where)
-        meta = record.get("meta")
-        if isinstance(meta, Mapping) and not set(meta).isdisjoint(_MESSAGE_META):
-            raise SessionError(f"a block's meta may not use the keys {list(_MESSAGE_META)}: they mark chat messages", where)
+        meta = _own_meta(record, "a block's meta", where)
         kwargs = _annotation_kwargs(record, where)
         kwargs["id"] = kwargs.get("id") or self.fresh_id()
         kwargs.update(text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]))
@@ -194,7 +195,8 @@ class _Planner:
         annotation = record.get(ANNOTATION_KEY, {})
         if not isinstance(annotation, Mapping):
             raise SessionError(f"'{ANNOTATION_KEY}' must be an object", where)
-        _check_keys(annotation, _ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
+        _check_keys(annotation, _MESSAGE_ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
+        extra = _own_meta(annotation, f"the '{ANNOTATION_KEY}' annotation's meta", where)
         message = _json_copy({k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
         calls = _tool_calls(message, where)
         try:
@@ -237,9 +239,19 @@ class _Planner:
             uses=uses,
             depends_on=depends_on,
             pinned=kwargs["pinned"] if kwargs["pinned"] is not None else role in ROOT_ROLES,
-            meta={"role": role, "message": message},
+            meta={**(extra or {}), "role": role, "message": message},
         )
         return kwargs
+
+
+def _own_meta(record: Mapping[str, Any], what: str, where: str | None) -> Any:
+    """A record's ``meta``, which may not use the keys that mark chat-message blocks."""
+    meta = record.get("meta")
+    if meta is not None and not isinstance(meta, Mapping):
+        raise SessionError(f"{what} must be an object", where)
+    if isinstance(meta, Mapping) and not set(meta).isdisjoint(_MESSAGE_META):
+        raise SessionError(f"{what} may not use the keys {list(_MESSAGE_META)}: they mark chat messages", where)
+    return meta
 
 
 def _json_copy(message: dict[str, Any], where: str | None) -> dict[str, Any]:
@@ -275,11 +287,13 @@ def _open_calls(store: MemoryStore) -> set[str]:
 def _newest_first(store: MemoryStore) -> Iterator[Block]:
     """The store's blocks, active and archived, newest first (archived ones read as reached)."""
     active, archived = store.blocks(embeddings=False), store.archived_ids()
-    for seq in range(store.total - 1, -1, -1):
-        if active and active[-1].seq == seq:
+    older = store.get(archived.pop()) if archived else None
+    while active or older is not None:
+        if older is None or (active and active[-1].seq > older.seq):
             yield active.pop()
         else:
-            yield store.get(archived.pop())
+            yield older
+            older = store.get(archived.pop()) if archived else None
 
 
 def _check_keys(record: Mapping[str, Any], allowed: Sequence[str], what: str, where: str | None) -> None:
@@ -331,8 +345,11 @@ def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str
     return out
 
 
-def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]]) -> list[str]:
+def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, embeddings: Any = None) -> list[str]:
     """Append ``(where, record)`` pairs (messages or blocks); returns their block ids.
+
+    ``embeddings``: an (n, d) array with one precomputed vector per record (default: the
+    store's encoder embeds each text).
 
     The whole batch is validated first (ids, dependencies, tool-call pairing) and added in
     one ``MemoryStore.atomic`` group, so an invalid record adds nothing, not even the valid
@@ -342,6 +359,12 @@ def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]]) -
     """
     planner = _Planner(store)
     plans = [(where, planner.plan(record, where)) for where, record in records]
+    if embeddings is not None:
+        vectors = _validate._numeric_array("embeddings", embeddings)
+        if vectors.ndim != 2 or vectors.shape[0] != len(plans):
+            raise ValueError(f"embeddings must be an ({len(plans)}, d) array, one row per record, got shape {vectors.shape}")
+        for (_, kwargs), vector in zip(plans, vectors):
+            kwargs["embedding"] = vector
     ids = []
     with store.atomic():
         for where, kwargs in plans:
@@ -352,9 +375,22 @@ def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]]) -
     return ids
 
 
-def add_messages(store: MemoryStore, messages: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Append chat messages (dicts) to ``store``; returns their block ids (see the module doc)."""
-    return add_records(store, [(f"message {k}", m) for k, m in enumerate(messages)])
+def add_messages(store: MemoryStore, messages: Iterable[Mapping[str, Any]], *, embeddings: Any = None) -> list[str]:
+    """Append chat messages (dicts) to ``store``; returns their block ids (see the module doc).
+
+    ``embeddings``: an optional (n, d) array of precomputed vectors, one per message.
+    """
+    return add_records(store, [(f"message {k}", m) for k, m in enumerate(messages)], embeddings=embeddings)
+
+
+def remove_messages(store: MemoryStore, ids: str | Iterable[str]) -> list[str]:
+    """Delete message blocks (``MemoryStore.delete``) with the rest of their tool-call units.
+
+    A tool call and its results leave together, so the messages left stay a valid chat
+    list.  Returns every deleted id, oldest first.
+    """
+    unit = {member for block_id in ([ids] if isinstance(ids, str) else ids) for member in tool_unit(store, block_id)}
+    return store.delete(sorted(unit)) if unit else []
 
 
 def load_session(store: MemoryStore, source: str | os.PathLike | IO[str]) -> list[str]:
@@ -378,7 +414,7 @@ def current_turn(store: MemoryStore) -> list[Block]:
 
 
 def tool_unit(store: MemoryStore, block_id: str) -> list[str]:
-    """The ids of the tool-call unit holding an active block (just the block if it has none)."""
+    """The ids of the tool-call unit holding a block (just the block if it has none)."""
     unit, frontier = {block_id}, [block_id]
     while frontier:
         for referent in store.get(frontier.pop()).uses:

@@ -7,6 +7,16 @@ the SQLite archive in one transaction *before* it leaves the active set.  ``reca
 archived blocks back (with the referent closure they need); ``save``/``load`` copy the whole
 store.  The database is the record: opening a store on an existing archive file resumes it.
 
+Sessions.  ``delete``, ``pop``, ``truncate_after`` and ``clear`` take blocks out of the
+conversation for good: a deleted block is neither active nor archived, is never recalled,
+found by ``search`` or used as a binder, and its id is never reused.  Its row moves, in one
+transaction, to the database's ``deleted`` table (with the compaction and reason that had
+archived it, if any), and the deletion is logged; so nothing is lost by accident: the record
+still holds it (``deleted()``), and the compaction log keeps every compaction as it
+happened.  When a deleted block was the live binder of a referent an active block uses,
+the next newest binder becomes live and, if archived, returns to the active set in the same
+transaction.  ``search`` ranks the archive by similarity to a query and can recall the hits.
+
 Per-block data lives in append-only arrays that grow by doubling (embeddings, costs, flags,
 the edge list), so ``add`` is amortized O(1); ``compact`` gathers the active rows and remaps
 the edge list with vectorized indexing, O(N + E), and never rebuilds anything per turn.
@@ -37,12 +47,13 @@ from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvic
 from . import _validate
 from ._archive_access import database_error
 from ._nesting import MAX_NESTING, check_nesting
-from .archive import Archive, ArchivedBlock, Block
+from .archive import Archive, ArchivedBlock, Block, DeletedBlock
 from .encoders import check_unicode
 from .engine import retain
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .graph import DependencyGraph
 from .pins import ReferentIndex, closure, render_table
+from .stages import similarity_rows
 
 Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
 TokenCounter = Callable[[str], int]
@@ -67,6 +78,17 @@ def _serialized(method: Callable) -> Callable:
             self._lock.release()
 
     return run
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchHit:
+    """An archived block found by ``MemoryStore.search``: its similarity to the query (the
+    largest over the query's texts) and the compaction and reason that archived it."""
+
+    block: Block
+    similarity: float
+    compaction: int
+    reason: str
 
 
 def default_encoder() -> Encoder:
@@ -182,27 +204,30 @@ class MemoryStore:
         self._uses: list[tuple[str, ...]] = []
         self._binds: list[dict[str, str]] = []
         self._newest_binder: dict[str, int] = {}
+        self._binder_slots: dict[str, list[int]] = {}  # referent -> blocks binding it, oldest first (not deleted)
         self._referents = _Referents()
         self._active_blocks: dict[int, Block] = {}
         self._emb: _Growable | None = None
         self._cost = _Growable(np.int64)
         self._active = _Growable(np.bool_)
+        self._deleted = _Growable(np.bool_)
         self._pinned = _Growable(np.bool_)
         self._edges = _Growable(np.int64, 2)
         try:
-            for block, active in self._archive.all_blocks():
+            for block, table in self._archive.all_blocks():
                 _check_stored(block, len(self._ids), self._slot_of, self.dimension)
-                self._append(block, block.embedding, active=active)
+                self._append(block, block.embedding, active=table == "active", deleted=table == "deleted")
         except (ValueError, sqlite3.DatabaseError) as exc:
             raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
 
-    def _append(self, block: Block, embedding: np.ndarray, *, active: bool) -> None:
+    def _append(self, block: Block, embedding: np.ndarray, *, active: bool, deleted: bool = False) -> None:
         slot = len(self._ids)
         if self._emb is None:
             self._emb = _Growable(np.float64, embedding.shape[0])
         self._emb.append(embedding)
         self._cost.append(block.cost)
         self._active.append(active)
+        self._deleted.append(deleted)
         self._pinned.append(block.pinned)
         for prerequisite in block.depends_on:
             self._edges.append((slot, self._slot_of[prerequisite]))
@@ -210,7 +235,10 @@ class MemoryStore:
         self._slot_of[block.id] = slot
         self._uses.append(block.uses)
         self._binds.append(block.binds)
-        self._newest_binder.update(dict.fromkeys(block.binds, slot))
+        if not deleted:
+            self._newest_binder.update(dict.fromkeys(block.binds, slot))
+            for referent in block.binds:
+                self._binder_slots.setdefault(referent, []).append(slot)
         self._referents.append(slot, block.uses, block.binds)
         if active:
             self._active_blocks[slot] = dataclasses.replace(block, embedding=None)
@@ -308,6 +336,8 @@ class MemoryStore:
                 raise ValueError(f"block {block_id!r} cannot depend on itself")
             if prerequisite not in self._slot_of:
                 raise ValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
+            if self._deleted.view()[self._slot_of[prerequisite]]:
+                raise ValueError(f"dependency {prerequisite!r} was deleted")
         return out
 
     def _embedding(self, text: str, embedding: Any) -> np.ndarray:
@@ -373,7 +403,10 @@ class MemoryStore:
     @_serialized
     def archived_ids(self) -> list[str]:
         """Archived block ids, oldest first."""
-        return [self._ids[s] for s in np.flatnonzero(~self._active.view())]
+        return [self._ids[s] for s in self._archived_slots()]
+
+    def _archived_slots(self) -> np.ndarray:
+        return np.flatnonzero(~(self._active.view() | self._deleted.view()))
 
     @_serialized
     def blocks(self, *, embeddings: bool = True) -> list[Block]:
@@ -385,13 +418,16 @@ class MemoryStore:
 
     @_serialized
     def has(self, block_id: str) -> bool:
-        """True if ``block_id`` names a block, active or archived."""
+        """True if ``block_id`` names a block, active, archived or deleted (ids are never reused)."""
         return block_id in self._slot_of
 
     @_serialized
     def get(self, block_id: str) -> Block:
-        """An active or archived block by id (archived ones are read from the archive)."""
-        slot = self._slot(block_id)
+        """An active or archived block by id (archived ones are read from the archive).
+
+        Raises ``KeyError`` for an unknown or a deleted id (``deleted()`` reads those).
+        """
+        slot = self._slot(block_id, deleted_ok=False)
         if slot in self._active_blocks:
             return self._with_embedding(slot)
         found = self._archive.archived([slot])
@@ -402,8 +438,14 @@ class MemoryStore:
     @_serialized
     def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
         """Archived blocks (all, or these ids) with the compaction and reason that evicted them."""
-        slots = np.flatnonzero(~self._active.view()) if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
+        slots = self._archived_slots() if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
         return self._archive.archived(slots)
+
+    @_serialized
+    def deleted(self, ids: Iterable[str] | None = None) -> list[DeletedBlock]:
+        """Deleted blocks (all, or these ids) with the deletion that removed them, oldest first."""
+        slots = None if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
+        return self._archive.deleted(slots)
 
     @_serialized
     def binder_of(self, referent: str) -> str | None:
@@ -411,10 +453,19 @@ class MemoryStore:
         slot = self._newest_binder.get(referent)
         return None if slot is None else self._ids[slot]
 
-    def _slot(self, block_id: str) -> int:
+    def _slot(self, block_id: str, *, deleted_ok: bool = True) -> int:
         if block_id not in self._slot_of:
             raise KeyError(f"unknown block id {block_id!r}")
-        return self._slot_of[block_id]
+        slot = self._slot_of[block_id]
+        if not deleted_ok and self._deleted.view()[slot]:
+            raise KeyError(f"block {block_id!r} was deleted")
+        return slot
+
+    def _state(self, slot: int) -> str:
+        """``"active"``, ``"archived"`` or ``"deleted"``."""
+        if slot in self._active_blocks:
+            return "active"
+        return "deleted" if self._deleted.view()[slot] else "archived"
 
     def _with_embedding(self, slot: int) -> Block:
         return self._active_blocks[slot].detached(self._emb.view()[slot].copy())
@@ -528,7 +579,7 @@ class MemoryStore:
         for block_id, age in ages.items():
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
-                raise ValueError(f"ages names block {block_id!r}, which is archived")
+                raise ValueError(f"ages names block {block_id!r}, which is {self._state(slot)}")
             if not is_integer_scalar(age) or not 0 <= int(age) <= slots.shape[0]:
                 raise ValueError(f"ages[{block_id!r}] must be an integer in [0, {slots.shape[0]}], got {age!r}")
             out[local[slot]] = int(age)
@@ -556,7 +607,8 @@ class MemoryStore:
         for block_id in _id_list("live", live):
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
-                raise ValueError(f"live root {block_id!r} is archived; recall it first")
+                hint = "; recall it first" if self._state(slot) == "archived" else ""
+                raise ValueError(f"live root {block_id!r} is {self._state(slot)}{hint}")
             chosen.add(int(local[slot]))
         return np.array(sorted(chosen), dtype=np.int64)
 
@@ -597,20 +649,22 @@ class MemoryStore:
         result and its call return together.  Ids that are already active are ignored.
         Returns the blocks brought back, oldest first.
         """
-        archived = self._archived_closure([self._slot(i) for i in _id_list("ids", ids)])
+        archived = self._archived_closure([self._slot(i, deleted_ok=False) for i in _id_list("ids", ids)])
         if not archived:
             return []
         restored = self._archive.restore_blocks(archived)
         self._mark_active(restored)
         return restored
 
-    def _archived_closure(self, slots: list[int]) -> list[int]:
+    def _archived_closure(self, slots: list[int], binders: Mapping[str, int | None] | None = None) -> list[int]:
         """The archived blocks among ``slots`` and the archived part of their referent closure.
 
-        The traversal (use -> newest binder over all blocks) stops at active blocks: every
+        The traversal (use -> newest binder over all blocks but deleted ones; ``binders``
+        overrides some referents' binder, None for unbound) stops at active blocks: every
         operation keeps the active set closed, so nothing behind an active block is archived.
         Its cost is the size of what comes back, not the size of the store.
         """
+        newest = self._newest_binder if binders is None else {**self._newest_binder, **binders}
         seen: set[int] = set()
         frontier = [s for s in slots if s not in self._active_blocks]
         while frontier:
@@ -619,7 +673,7 @@ class MemoryStore:
                 continue
             seen.add(u)
             for x in self._uses[u]:
-                b = self._newest_binder.get(x)
+                b = newest.get(x)
                 if b is not None and b not in seen and b not in self._active_blocks:
                     frontier.append(b)
         return sorted(seen)
@@ -629,6 +683,123 @@ class MemoryStore:
         for block in restored:
             self._active.view()[block.seq] = True
             self._active_blocks[block.seq] = block.detached()
+
+    # -- search -------------------------------------------------------------------------
+    @_serialized
+    def search(self, query: str | Sequence[str] | Any, k: int, *, recall: bool = False) -> list[SearchHit]:
+        """The ``k`` archived blocks most similar to ``query``, best first.
+
+        Parameters
+        ----------
+        query : str, list of str, or array_like
+            A text, several texts or an embedding (d,) / (m, d); with several, a block's
+            similarity is its largest ``<q_k, e_i>``.
+        k : int
+            How many hits at most (a non-negative integer).
+        recall : bool
+            Also bring the hits back to the active set (with their referent closure, as
+            ``recall``).
+
+        Returns
+        -------
+        list of SearchHit
+            Descending similarity; ties keep the older block first.
+        """
+        if not is_integer_scalar(k) or int(k) < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        _check_flag("recall", recall)
+        queries = np.atleast_2d(self._query(query)[0])
+        if queries.ndim != 2 or queries.shape[0] == 0:
+            raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {queries.shape}")
+        if self.dimension is not None and queries.shape[1] != self.dimension:
+            raise ValueError(f"query has d = {queries.shape[1]}, but the store's blocks have d = {self.dimension}")
+        if not np.isfinite(queries).all():
+            raise ValueError("query must be finite")
+        slots = self._archived_slots()
+        if int(k) == 0 or slots.size == 0:
+            return []
+        similarity = similarity_rows(np.ascontiguousarray(queries), np.ascontiguousarray(self._emb.view()[slots]))
+        best = similarity.max(axis=0)
+        top = np.argsort(-best, kind="stable")[: int(k)]
+        found = {a.block.seq: a for a in self._archive.archived(slots[top])}
+        hits = [SearchHit(found[s].block, float(best[j]), found[s].compaction, found[s].reason) for j, s in zip(top, slots[top])]
+        if recall:
+            self.recall([hit.block.id for hit in hits])
+        return hits
+
+    # -- deleting -----------------------------------------------------------------------
+    @_serialized
+    def delete(self, ids: str | Iterable[str]) -> list[str]:
+        """Delete blocks, active or archived (see the module docstring); returns their ids, oldest first.
+
+        Raises ``KeyError`` for an unknown id and ``ValueError`` for one already deleted
+        (and deletes nothing).
+        """
+        slots = sorted({self._slot(i) for i in _id_list("ids", ids)})
+        gone = [self._ids[s] for s in slots if self._deleted.view()[s]]
+        if gone:
+            raise ValueError(f"block(s) {gone} are already deleted")
+        return self._delete(slots, "delete")
+
+    @_serialized
+    def pop(self) -> Block:
+        """Delete the newest block that is not deleted yet and return it (with its text).
+
+        Raises ``IndexError`` when no block is left.
+        """
+        left = np.flatnonzero(~self._deleted.view())
+        if left.size == 0:
+            raise IndexError("pop from a store with no blocks left")
+        block = self.get(self._ids[int(left[-1])])
+        self._delete([int(left[-1])], "pop")
+        return block
+
+    @_serialized
+    def truncate_after(self, block_id: str) -> list[str]:
+        """Delete every block newer than ``block_id`` (active or archived); returns their ids, oldest first."""
+        slot = self._slot(block_id, deleted_ok=False)
+        newer = np.flatnonzero(~self._deleted.view())
+        return self._delete([int(s) for s in newer[newer > slot]], "truncate_after")
+
+    @_serialized
+    def clear(self) -> list[str]:
+        """Delete every block (the store starts over; the record keeps them); returns their ids."""
+        return self._delete([int(s) for s in np.flatnonzero(~self._deleted.view())], "clear")
+
+    def _delete(self, slots: list[int], operation: str) -> list[str]:
+        """Move ``slots`` (not deleted, ascending) to the deleted table, keeping the active set closed.
+
+        For every referent they bind, the newest remaining binder becomes live; one that is
+        archived while an active block uses the referent comes back (with its closure) in
+        the same transaction.
+        """
+        if not slots:
+            return []
+        gone = set(slots)
+        binders: dict[str, int | None] = {}
+        for slot in slots:
+            for referent in self._binds[slot]:
+                if referent not in binders:
+                    left = [b for b in self._binder_slots.get(referent, ()) if b not in gone]
+                    binders[referent] = left[-1] if left else None
+        used = {x for s, block in self._active_blocks.items() if s not in gone for x in block.uses}
+        wanted = [b for x, b in binders.items() if b is not None and x in used]
+        missing = self._archived_closure(wanted, binders)
+        with self._archive.transaction():
+            restored = self._archive.restore_blocks(missing) if missing else []
+            self._archive.delete_blocks(slots, operation)
+        self._mark_active(restored)
+        for slot in slots:
+            self._active.view()[slot] = False
+            self._deleted.view()[slot] = True
+            self._active_blocks.pop(slot, None)
+        for referent, binder in binders.items():
+            self._binder_slots[referent] = [b for b in self._binder_slots[referent] if b not in gone]
+            if binder is None:
+                del self._newest_binder[referent], self._binder_slots[referent]
+            else:
+                self._newest_binder[referent] = binder
+        return [self._ids[s] for s in slots]
 
     # -- whole store --------------------------------------------------------------------
     @_serialized
