@@ -475,9 +475,15 @@ def compact_messages(
         if not turn:
             raise ValueError("query is required: the store has no user message to use as the query")
         query = turn[0].text
-    pinned = [b.id for b in blocks if b.pinned]
-    roots = {member for root in [*live, *(b.id for b in turn), *pinned] for member in tool_unit(store, root)}
-    return store.compact(query, budget, live=sorted(roots), ages=working_ages(blocks), **options)
+    return store.compact(query, budget, live=live_roots(store, live), ages=working_ages(blocks), **options)
+
+
+def live_roots(store: MemoryStore, live: Iterable[str] = ()) -> list[str]:
+    """The live roots ``compact_messages`` keeps first: the pinned blocks, the newest user
+    turn and ``live``, each with the rest of its tool-call unit (sorted ids)."""
+    pinned = [b.id for b in store.blocks(embeddings=False) if b.pinned]
+    turn = [b.id for b in current_turn(store)]
+    return sorted({member for root in [*live, *turn, *pinned] for member in tool_unit(store, root)})
 
 
 # -- blocks -> messages -------------------------------------------------------------------

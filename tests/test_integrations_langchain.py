@@ -1,0 +1,165 @@
+"""The LangChain / LangGraph adapter against the real libraries, offline, with a scripted model.
+
+``ThreadMemory.pre_model_hook`` in LangGraph's ``create_react_agent`` and
+``ThreadMemory.middleware()`` in LangChain's ``create_agent``: what the model is sent fits the
+budget, is never empty, keeps tool calls with their results and the annotated binder of
+"that account"; the per-thread store follows ``RemoveMessage``, ``REMOVE_ALL_MESSAGES`` and
+messages replaced under their id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tests._requires import require
+
+require("langgraph", "langchain")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, convert_to_messages, convert_to_openai_messages  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
+
+from dsgc_fast.integrations.langchain import ThreadMemory  # noqa: E402
+from dsgc_fast.messages import check_messages  # noqa: E402
+from dsgc_fast.token_counts import message_tokens, token_counter  # noqa: E402
+from tests._scripted_models import ScriptedChatModel, lookup  # noqa: E402
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from langgraph.prebuilt import create_react_agent
+
+SESSION = Path(__file__).parent / "data" / "support_long.jsonl"
+COUNT = token_counter(None)
+
+
+def langchain_session() -> list:
+    """``support_long.jsonl`` as LangChain messages, annotations in ``additional_kwargs``, ids set."""
+    out = []
+    for k, line in enumerate(SESSION.read_text(encoding="utf-8").splitlines()):
+        record = json.loads(line)
+        annotation = record.pop("dsgc", None)
+        (message,) = convert_to_messages([record])
+        message.id = f"s{k}"
+        if annotation:
+            message.additional_kwargs["dsgc"] = annotation
+        out.append(message)
+    return out
+
+
+def keeps_binder(messages) -> bool:
+    """The message binding "that account", or a binding table holding it, is among ``messages``."""
+    texts = [m.text for m in messages]
+    return any(t.startswith("Urgent: account 8841-C") or ("that account" in t and "8841-C" in t) for t in texts)
+
+
+def sent_tokens(messages) -> int:
+    return sum(message_tokens(convert_to_openai_messages(m), COUNT) for m in messages)
+
+
+def react_agent(memory: ThreadMemory, model: ScriptedChatModel):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return create_react_agent(model, [lookup], pre_model_hook=memory.pre_model_hook, checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("budget", [300, 1200])
+def test_the_react_agent_sends_a_valid_context_within_budget_with_the_binder(budget):
+    history = langchain_session()
+    model, memory = ScriptedChatModel(), ThreadMemory(budget)
+    agent = react_agent(memory, model)
+    config = {"configurable": {"thread_id": "ticket-queue"}}
+    agent.invoke({"messages": history}, config)
+    sent = model.seen[-1]
+    assert 0 < len(sent) < len(history)
+    assert sent_tokens(sent) <= budget
+    check_messages([convert_to_openai_messages(m) for m in sent])
+    assert keeps_binder(sent)
+    assert sent[-1].content == "Did that account clear KYC?"
+    # the session goes on: a tool call and its result, then an answer
+    state = agent.invoke({"messages": [HumanMessage("look up the CloudHost charge of that account", additional_kwargs={"dsgc": {"uses": ["that account"]}})]}, config)
+    assert state["messages"][-1].content.startswith("Result: record for")
+    for sent in model.seen[-2:]:
+        assert sent and sent_tokens(sent) <= budget
+        check_messages([convert_to_openai_messages(m) for m in sent])
+    assert keeps_binder(model.seen[-1])
+    assert memory.report("ticket-queue").explain("m0")  # decisions are explained
+
+
+def test_the_store_follows_remove_message_replacements_and_remove_all():
+    model, memory = ScriptedChatModel(), ThreadMemory(2000)
+    agent = react_agent(memory, model)
+    config = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("Account 8841-C is flagged.", id="h1"), HumanMessage("look up invoice 7", id="h2")]}, config)
+    store = memory.store("t")
+    assert len(store) == 4  # two user messages, the call, its result (the answer came after the last model call)
+    state = agent.get_state(config).values["messages"]
+    call = next(m for m in state if isinstance(m, AIMessage) and m.tool_calls)
+    result = next(m for m in state if m.type == "tool")
+    agent.update_state(config, {"messages": [RemoveMessage(id="h1"), RemoveMessage(id=call.id), RemoveMessage(id=result.id)]})
+    agent.update_state(config, {"messages": [HumanMessage("Account 9000-B is flagged.", id="h2")]})  # replaces h2
+    agent.invoke({"messages": [HumanMessage("thanks", id="h3")]}, config)
+    texts = [b.text for b in store.blocks(embeddings=False)]
+    assert texts[0] == "Account 9000-B is flagged." and texts[-1] == "thanks" and len(texts) == 3
+    deleted = {d.block.text for d in store.deleted()}
+    assert {"Account 8841-C is flagged.", "look up invoice 7"} <= deleted  # the record keeps what was removed
+    assert [convert_to_openai_messages(m)["content"] for m in model.seen[-1]] == [
+        "Account 9000-B is flagged.", *[convert_to_openai_messages(m)["content"] for m in agent.get_state(config).values["messages"][1:-1]]
+    ]
+    agent.invoke({"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage("fresh start", id="h4")]}, config)
+    assert [b.text for b in store.blocks(embeddings=False)][0] == "fresh start" and len(model.seen[-1]) == 1
+
+
+def test_a_budget_below_the_current_turn_still_sends_the_turn():
+    model = ScriptedChatModel()
+    agent = react_agent(ThreadMemory(5), model)
+    agent.invoke({"messages": langchain_session()}, {"configurable": {"thread_id": "x"}})
+    assert [m.content for m in model.seen[-1]] == [langchain_session()[0].content, "Did that account clear KYC?"]
+    with pytest.raises(Exception, match="evicting a pinned block"):
+        react_agent(ThreadMemory(5, on_over_budget="raise"), ScriptedChatModel()).invoke(
+            {"messages": langchain_session()}, {"configurable": {"thread_id": "x"}}
+        )
+
+
+def test_threads_have_their_own_stores():
+    model, memory = ScriptedChatModel(), ThreadMemory(2000)
+    agent = react_agent(memory, model)
+    agent.invoke({"messages": [HumanMessage("look up refund RF-1")]}, {"configurable": {"thread_id": "a"}})
+    agent.invoke({"messages": [HumanMessage("hello")]}, {"configurable": {"thread_id": "b"}})
+    assert len(memory.store("a")) == 3 and len(memory.store("b")) == 1  # request, call, result; hello
+
+
+def test_create_agent_middleware_selects_each_model_request():
+    history = langchain_session()
+    system, rest = history[0], history[1:]
+    model, memory = ScriptedChatModel(), ThreadMemory(400)
+    agent = create_agent(model, [lookup], system_prompt=system.content, middleware=[memory.middleware()], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "q"}}
+    agent.invoke({"messages": rest}, config)
+    sent = model.seen[-1]
+    assert sent[0].content == system.content and 0 < len(sent) < len(history)
+    assert sent_tokens(sent) <= 400
+    assert keeps_binder(sent) and sent[-1].content == "Did that account clear KYC?"
+    assert len(agent.get_state(config).values["messages"]) == len(rest) + 1  # the state keeps everything
+
+    async def later():
+        return await agent.ainvoke({"messages": [HumanMessage("look up payout M-1")]}, config)
+
+    assert asyncio.run(later())["messages"][-1].content.startswith("Result:")
+    assert sent_tokens(model.seen[-1]) <= 400
+
+
+def test_bad_arguments_are_refused_at_construction():
+    with pytest.raises(TypeError, match="budget"):
+        ThreadMemory("300")
+    with pytest.raises(ValueError, match="on_over_budget"):
+        ThreadMemory(300, on_over_budget="truncate_everything")
+    with pytest.raises(ValueError, match="max_threads"):
+        ThreadMemory(300, max_threads=0)
+    with pytest.raises(ValueError, match="unknown dsgc annotation"):
+        ThreadMemory(300).select([HumanMessage("x", additional_kwargs={"dsgc": {"id": "m1"}})])
