@@ -136,13 +136,19 @@ class Mirror:
         return [b.id for b in self.store.blocks(embeddings=False) if b.id in block_ids and b.id in self._key_of]
 
 
+def table_cost(counter: TokenCounter) -> Callable[[str], int]:
+    """A store's ``token_counter`` for mirrored messages: a text costs what it costs sent as a
+    system message (only binding tables are costed by it; every message comes with its cost)."""
+    return lambda text: message_tokens({"role": "system", "content": text}, counter)
+
+
 class ThreadMirrors:
     """One ``Mirror`` per thread id, the least recently used closed beyond ``max_threads``.
 
     ``tokenizer`` (as ``dsgc_fast.token_counts.token_counter`` takes it) costs every message
     with its chat framing; ``store_factory(thread_id, counter) -> MemoryStore`` opens a
-    thread's store (default: an in-memory store with the default encoder, counting binding
-    tables with ``counter``).  A thread's store is closed when it leaves the cache.
+    thread's store (default: an in-memory store with the default encoder, costing binding
+    tables with ``table_cost(counter)``).  A thread's store is closed when it leaves the cache.
     """
 
     def __init__(
@@ -157,7 +163,7 @@ class ThreadMirrors:
         if not is_integer_scalar(max_threads) or int(max_threads) < 1:
             raise ValueError(f"max_threads must be a positive integer, got {max_threads!r}")
         self.counter = token_counter(tokenizer)  # a bad tokenizer fails here, not at the first model call
-        self._factory = store_factory or (lambda _thread, counter: MemoryStore(token_counter=counter))
+        self._factory = store_factory or (lambda _thread, counter: MemoryStore(token_counter=table_cost(counter)))
         self._max = int(max_threads)
         self._mirrors: collections.OrderedDict[str, Mirror] = collections.OrderedDict()
         self._lock = threading.Lock()
