@@ -126,6 +126,14 @@ def test_a_budget_below_the_current_turn_still_sends_the_turn():
         )
 
 
+def test_the_hook_under_ainvoke():
+    model, memory = ScriptedChatModel(), ThreadMemory(300)
+    agent = react_agent(memory, model)
+    state = asyncio.run(agent.ainvoke({"messages": langchain_session()}, {"configurable": {"thread_id": "async"}}))
+    assert state["messages"][-1].content.startswith("Answered with") and 0 < len(model.seen[-1]) < len(state["messages"])
+    assert sent_tokens(model.seen[-1]) <= 300
+
+
 def test_threads_have_their_own_stores():
     model, memory = ScriptedChatModel(), ThreadMemory(2000)
     agent = react_agent(memory, model)
@@ -163,3 +171,21 @@ def test_bad_arguments_are_refused_at_construction():
         ThreadMemory(300, max_threads=0)
     with pytest.raises(ValueError, match="unknown dsgc annotation"):
         ThreadMemory(300).select([HumanMessage("x", additional_kwargs={"dsgc": {"id": "m1"}})])
+
+
+def test_select_messages_is_shaped_like_trim_messages():
+    import dsgc_fast
+
+    if not hasattr(dsgc_fast, "select"):
+        pytest.skip("dsgc_fast.select is not in this tree yet (it comes with the select-api branch)")
+    from dsgc_fast.integrations.langchain import select_messages
+
+    history = langchain_session()
+    for budget in (20, 80, 300, 1200):
+        sent = select_messages(history, max_tokens=budget)
+        assert sent and sent[0] is history[0] and sent[-1] is history[-1]
+        assert sent_tokens(sent) <= max(budget, sent_tokens([history[0], history[-1]]))
+        check_messages([convert_to_openai_messages(m) for m in sent])
+        assert all(any(m is h for h in history) or m.type == "system" for m in sent)
+        assert keeps_binder(sent) or budget == 20
+    assert select_messages([], max_tokens=10) == []

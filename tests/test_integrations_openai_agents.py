@@ -35,6 +35,13 @@ ANNOTATIONS = {m["content"]: m["dsgc"] for m in SESSION if "dsgc" in m}
 COUNT = token_counter(None)
 
 
+def needs_select():
+    import dsgc_fast
+
+    if not hasattr(dsgc_fast, "select"):
+        pytest.skip("dsgc_fast.select is not in this tree yet (it comes with the select-api branch)")
+
+
 def annotate(item):
     content = item.get("content")
     return ANNOTATIONS.get(content) if isinstance(content, str) else None
@@ -89,6 +96,7 @@ def lookup(query: str) -> str:
 
 @pytest.mark.parametrize("budget", [80, 400])
 def test_the_filter_in_a_run_sends_a_valid_context_within_budget(budget):
+    needs_select()
     model = ScriptedModel()
     agent = Agent(name="support", instructions="Resolve tickets.", model=model, tools=[lookup])
     config = RunConfig(call_model_input_filter=InputFilter(budget, annotate=annotate), tracing_disabled=True)
@@ -104,7 +112,8 @@ def test_the_filter_in_a_run_sends_a_valid_context_within_budget(budget):
     more = result.to_input_list() + [{"role": "user", "content": "look up the CloudHost charge of that account"}]
     ANNOTATIONS["look up the CloudHost charge of that account"] = {"uses": ["that account"]}
     result = Runner.run_sync(agent, more, run_config=config)
-    assert result.final_output.startswith("Result: record for the CloudHost charge")
+    # at 80 tokens the turn does not fit whole: its tool result is sent cut (on_over_budget="truncate")
+    assert result.final_output.startswith("Result: record for the CloudHost charge" if budget == 400 else "Result: ")
     for sent in model.seen[-2:]:
         # within budget, unless the live roots alone (system prompt, current turn) exceed it: then just them
         assert sent and cost(sent) <= max(budget, cost(live_roots(sent)))
@@ -114,22 +123,33 @@ def test_the_filter_in_a_run_sends_a_valid_context_within_budget(budget):
 
 
 def test_the_filter_returns_the_input_items_themselves_and_never_an_empty_list():
+    needs_select()
+    from dsgc_fast import ReferentEvictionError
+
     items = chat_to_items(SESSION)
     kept = InputFilter(300).select(items)
     assert all(any(k is item for item in items) for k in kept)
     assert [k for k in InputFilter(1).select(items)] == [items[0], items[-1]]  # over budget: the live roots
-    with pytest.raises(Exception, match="evicting a pinned block"):
+    with pytest.raises(ReferentEvictionError):
         InputFilter(1, on_over_budget="raise").select(items)
+    big = [USER, CALL, {**OUT, "output": "a long tool result " * 200}]
+    sent = InputFilter(80, on_over_budget="truncate").select(big)
+    assert sent[:2] == big[:2] and sent[2] is not big[2] and len(sent[2]["output"]) < len(big[2]["output"])
+    assert big[2]["output"] == "a long tool result " * 200  # the caller's item is untouched
     trailing = [USER, SAID, REASONING]
     assert InputFilter(1000).select(trailing) == trailing
 
 
-def test_the_async_filter_and_bad_arguments():
+def test_the_async_filter():
+    needs_select()
     from agents.run_config import CallModelData, ModelInputData
 
     data = CallModelData(model_data=ModelInputData(input=chat_to_items(SESSION), instructions="x"), agent=None, context=None)
     got = asyncio.run(InputFilter(200).filter_async(data))
     assert got.instructions == "x" and cost(got.input) <= 200
+
+
+def test_bad_arguments():
     with pytest.raises(TypeError, match="budget"):
         InputFilter("200")
     with pytest.raises(TypeError, match="annotate"):

@@ -63,23 +63,30 @@ def keeps_binder(messages: Chat) -> bool:
 
 
 # -- the tools ------------------------------------------------------------------------------
+def dsgc_thread_memory_messages(records: Chat) -> list:
+    """The session as LangChain messages with ids, annotations in ``additional_kwargs``."""
+    from langchain_core.messages import convert_to_messages
+
+    messages = []
+    for k, record in enumerate(records):
+        record = dict(record)
+        note = record.pop("dsgc", None)
+        (message,) = convert_to_messages([record])
+        message.id = f"s{k}"
+        if note:
+            message.additional_kwargs["dsgc"] = note
+        messages.append(message)
+    return messages
+
+
 def dsgc_thread_memory(annotated: bool) -> Callable[[Chat, Chat, int], Chat]:
-    from langchain_core.messages import convert_to_messages, convert_to_openai_messages
+    from langchain_core.messages import convert_to_openai_messages
 
     from dsgc_fast.integrations.langchain import ThreadMemory
 
     def run(with_notes: Chat, plain: Chat, budget: int) -> Chat:
-        messages = []
-        for k, record in enumerate(with_notes if annotated else plain):
-            record = dict(record)
-            note = record.pop("dsgc", None)
-            (message,) = convert_to_messages([record])
-            message.id = f"s{k}"
-            if note:
-                message.additional_kwargs["dsgc"] = note
-            messages.append(message)
         memory = ThreadMemory(budget, tokenizer="o200k_base")
-        return [convert_to_openai_messages(m) for m in memory.select(messages)]
+        return [convert_to_openai_messages(m) for m in memory.select(dsgc_thread_memory_messages(with_notes if annotated else plain))]
 
     return run
 
@@ -94,6 +101,15 @@ def dsgc_input_filter(with_notes: Chat, plain: Chat, budget: int) -> Chat:
     items = chat_to_items(plain)
     annotate = lambda item: notes.get(item.get("content")) if isinstance(item.get("content"), str) else None  # noqa: E731
     return Converter.items_to_messages(InputFilter(budget, tokenizer="o200k_base", annotate=annotate).select(items))
+
+
+def dsgc_select_messages(with_notes: Chat, plain: Chat, budget: int) -> Chat:
+    from langchain_core.messages import convert_to_openai_messages
+
+    from dsgc_fast.integrations.langchain import select_messages
+
+    messages = dsgc_thread_memory_messages(with_notes)
+    return [convert_to_openai_messages(m) for m in select_messages(messages, max_tokens=budget, tokenizer="o200k_base")]
 
 
 def trim(recommended: bool) -> Callable[[Chat, Chat, int], Chat]:
@@ -158,6 +174,7 @@ TOOLS: list[tuple[str, Callable[[], Callable[[Chat, Chat, int], Chat]]]] = [
     ("dsgc ThreadMemory (LangGraph hook), annotated", lambda: dsgc_thread_memory(True)),
     ("dsgc ThreadMemory, no annotations", lambda: dsgc_thread_memory(False)),
     ("dsgc InputFilter (Agents SDK), annotated", lambda: dsgc_input_filter),
+    ("dsgc select_messages (trim_messages-shaped), annotated", lambda: dsgc_select_messages),
     ("trim_messages, recommended options", lambda: trim(True)),
     ("trim_messages, max_tokens only", lambda: trim(False)),
     ("LlamaIndex Memory", lambda: llama_memory),
@@ -189,12 +206,16 @@ def measure() -> tuple[int, list[tuple[str, list[tuple[int, bool, int, int, int,
             rows.append((name, f"not installed ({exc.name})"))
             continue
         cells = []
-        for share in SHARES:
-            budget = int(total * share)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                sent = run(annotated, plain, budget)
-            cells.append((budget, keeps_binder(sent), orphans(sent), cost(sent), len(sent), len(plain)))
+        try:
+            for share in SHARES:
+                budget = int(total * share)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    sent = run(annotated, plain, budget)
+                cells.append((budget, keeps_binder(sent), orphans(sent), cost(sent), len(sent), len(plain)))
+        except ImportError as exc:  # dsgc_fast.select comes with another branch
+            rows.append((name, "needs `dsgc_fast.select`" if "select" in str(exc) else f"not installed ({exc.name})"))
+            continue
         rows.append((name, cells))
     return total, rows
 

@@ -11,6 +11,10 @@ before each model call, compacts it to the budget and sends what it keeps:
   no ``pre_model_hook``) rewrites each model request the same way (``wrap_model_call``),
   system message included in the budget.
 
+``select_messages(messages, max_tokens=...)`` is shaped like LangChain's ``trim_messages``:
+stateless, over a list of ``BaseMessage`` (``dsgc_fast.select`` decides, its cache encoding
+only messages it has not seen), for use anywhere a trimmer goes.
+
 Messages are converted with LangChain's ``convert_to_openai_messages``; the messages sent
 are the state's own message objects, in the state's order, and a binding table (when the
 pinned referents' binders do not fit) goes in as a system message.  A message may carry a
@@ -165,6 +169,57 @@ class _DsgcMiddleware(AgentMiddleware):
         return await handler(await asyncio.to_thread(self._request, request))
 
 
+def select_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    max_tokens: int,
+    tokenizer: Any = None,
+    query: Any = None,
+    on_over_budget: str = "truncate",
+    **options: Any,
+) -> list[BaseMessage]:
+    """The messages to send within ``max_tokens``, shaped like ``trim_messages``.
+
+    Converted with ``convert_to_openai_messages`` (``additional_kwargs["dsgc"]`` annotations
+    included), decided by ``dsgc_fast.select`` (``tokenizer``, ``query`` and ``**options``
+    such as ``params``, ``encoder``, ``cache`` go to it).  Returns the input's own message
+    objects in their order; a binding table comes as a ``SystemMessage`` after the leading
+    system messages, and a tool result cut to fit (``on_over_budget="truncate"``, the
+    default: never an error, never an empty list for a non-empty input) as a copy of the
+    ``ToolMessage`` with the cut content.
+    """
+    from .. import select
+
+    messages = list(messages)
+    if not messages:
+        return []
+    chosen = select(
+        [to_openai(m) for m in message_checked(messages)], max_tokens, tokenizer=tokenizer, query=query,
+        on_over_budget=on_over_budget, **options,
+    )  # fmt: skip
+    sent = list(chosen.messages)
+    lead = 0
+    while lead < len(chosen.indices) and isinstance(messages[chosen.indices[lead]], SystemMessage):
+        lead += 1
+    if chosen.binding_table is not None:
+        del sent[lead]  # ``select`` places the table after the leading system messages
+    out = []
+    for position, message in zip(chosen.indices, sent):
+        original = messages[position]
+        out.append(original if position not in chosen.truncated else original.model_copy(update={"content": message["content"]}))
+    if chosen.binding_table is not None:
+        out.insert(lead, SystemMessage(content=chosen.binding_table))
+    return out
+
+
+def message_checked(messages: Sequence[Any]) -> Sequence[BaseMessage]:
+    """``messages`` if every one is a LangChain ``BaseMessage``; ``TypeError`` otherwise."""
+    for message in messages:
+        if not isinstance(message, BaseMessage):
+            raise TypeError(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
+    return messages
+
+
 def thread_of(config: Mapping[str, Any] | None) -> str:
     """The ``thread_id`` of a run's config (``DEFAULT_THREAD`` without one)."""
     thread = ((config or {}).get("configurable") or {}).get("thread_id")
@@ -188,9 +243,7 @@ def to_openai(message: BaseMessage) -> dict[str, Any]:
 def message_keys(messages: Sequence[BaseMessage]) -> list[str]:
     """Each message's id; a message without one is keyed by its content and its occurrence."""
     keys, seen = [], {}
-    for message in messages:
-        if not isinstance(message, BaseMessage):
-            raise TypeError(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
+    for message in message_checked(messages):
         if isinstance(message, SystemMessage) and message.id is None and not keys:
             keys.append(_SYSTEM_KEY)
             continue

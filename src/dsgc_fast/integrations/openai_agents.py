@@ -16,10 +16,11 @@ Each group is converted with ``Converter.items_to_messages`` and must give exact
 message (``ValueError`` otherwise).  Then:
 
 * ``InputFilter(budget, ...)`` is a ``RunConfig(call_model_input_filter=...)``: it selects the
-  groups to send with dsgc (stateless: nothing is kept between calls) and returns the kept
-  items, the input's own objects in their order (the SDK tracks items by identity), with a
-  binding table as a system item after the leading system/developer items when escalation
-  produces one.  Trailing reasoning items are always kept.
+  groups to send with ``dsgc_fast.select`` (stateless: nothing is kept between calls but
+  ``select``'s encoding cache) and returns the kept items, the input's own objects in their
+  order (the SDK tracks items by identity), with a binding table as a system item after the
+  leading system/developer items when escalation produces one.  Trailing reasoning items are
+  always kept.
 * ``add_items(store, items)`` adds items to a ``MemoryStore`` (each group one block, its items
   kept in the block's meta) and ``to_items(store)`` gives the active blocks back as items.
 
@@ -42,7 +43,6 @@ from dsgc_ref.contract import check_budget
 from ..messages import ANNOTATION_KEY, add_messages
 from ..store import BINDING_TABLE_KIND, MemoryStore
 from ..token_counts import token_counter
-from ._mirror import Mirror, check_policy, table_cost
 
 Annotate = Callable[[Any], Mapping[str, Any] | None]
 #: annotation fields ``annotate`` may return
@@ -118,6 +118,9 @@ def _annotated(group: ItemGroup, items: Sequence[Any], annotate: Annotate | None
 class InputFilter:
     """A ``call_model_input_filter`` that sends the items dsgc keeps within ``budget`` tokens.
 
+    Stateless: each call hands the items' chat messages to ``dsgc_fast.select`` (whose cache
+    encodes only messages it has not seen).
+
     Parameters
     ----------
     budget : int
@@ -127,10 +130,12 @@ class InputFilter:
         As ``dsgc_fast.token_counts.token_counter`` takes it.
     annotate : callable, optional
         ``item -> {"binds": ..., "uses": ..., "pinned": ...} | None``.
-    on_over_budget : {"roots_only", "raise"}
-        When the newest user turn alone exceeds the budget: send it (default), or raise.
+    on_over_budget : {"truncate", "roots_only", "raise"}
+        When the newest user turn alone exceeds the budget: cut its largest tool results
+        (default; a cut ``function_call_output`` is sent as a copy with the cut output), send
+        the turn as it is, or raise ``ReferentEvictionError``.
     **options
-        Passed to ``compact_messages`` (``params``, ``policy``, ...).
+        Passed to ``select`` (``params``, ``encoder``, ``cache``, ``policy``, ...).
     """
 
     def __init__(
@@ -139,30 +144,39 @@ class InputFilter:
         *,
         tokenizer: Any = None,
         annotate: Annotate | None = None,
-        on_over_budget: str = "roots_only",
+        on_over_budget: str = "truncate",
         **options: Any,
     ) -> None:
         if annotate is not None and not callable(annotate):
             raise TypeError("annotate must be a callable item -> annotation mapping (or None)")
         self.budget = check_budget(budget)
-        self.counter = token_counter(tokenizer)
+        self.tokenizer = tokenizer
+        token_counter(tokenizer)  # a bad tokenizer fails here, not at the first model call
         self.annotate = annotate
-        self.on_over_budget = check_policy(on_over_budget)
+        self.on_over_budget = on_over_budget
         self.options = options
 
     def select(self, items: Sequence[Any]) -> list[Any]:
         """The items to send: kept groups' items in input order, a binding table first."""
         groups = item_groups(items)
-        chat = [(str(g), _annotated(group, items, self.annotate)) for g, group in enumerate(groups) if group.message is not None]
-        mirror = Mirror(MemoryStore(token_counter=table_cost(self.counter)), self.counter)
-        try:
-            mirror.sync(chat)
-            kept, tables, _ = mirror.context(self.budget, on_over_budget=self.on_over_budget, **self.options)
-        finally:
-            mirror.store.close()
-        chosen = {int(key) for key in kept} | {g for g, group in enumerate(groups) if group.message is None}
-        out = [items[k] for g in sorted(chosen) for k in groups[g].indices]
-        _insert_after_lead(out, [{"role": "system", "content": text} for text in tables])
+        spoken = [g for g, group in enumerate(groups) if group.message is not None]
+        if not spoken:
+            return list(items)
+        chat = [_annotated(groups[g], items, self.annotate) for g in spoken]
+        from .. import select
+
+        chosen = select(chat, self.budget, tokenizer=self.tokenizer, on_over_budget=self.on_over_budget, **self.options)
+        sent = list(chosen.messages)
+        if chosen.binding_table is not None:
+            lead = 0
+            while lead < len(chosen.indices) and chat[chosen.indices[lead]]["role"] in ("system", "developer"):
+                lead += 1
+            del sent[lead]  # ``select`` places the table after the leading system messages
+        cut = {spoken[k]: message["content"] for k, message in zip(chosen.indices, sent) if k in chosen.truncated}
+        kept = {spoken[k] for k in chosen.indices} | {g for g, group in enumerate(groups) if group.message is None}
+        out = [_cut_item(items[k], cut[g]) if g in cut else items[k] for g in sorted(kept) for k in groups[g].indices]
+        tables = [] if chosen.binding_table is None else [{"role": "system", "content": chosen.binding_table}]
+        _insert_after_lead(out, tables)
         return out
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
@@ -172,6 +186,13 @@ class InputFilter:
     async def filter_async(self, data: CallModelData[Any]) -> ModelInputData:
         """The same filter, run in a worker thread (pass ``filter.filter_async`` for a busy event loop)."""
         return await asyncio.to_thread(self, data)
+
+
+def _cut_item(item: Mapping[str, Any], content: Any) -> dict[str, Any]:
+    """A copy of a ``function_call_output`` item with the output ``select`` cut."""
+    if item.get("type") != "function_call_output":
+        raise ValueError(f"select cut a message that is not a tool result: {item.get('type')!r}")
+    return {**item, "output": content}
 
 
 # -- a MemoryStore in Responses items -----------------------------------------------------
