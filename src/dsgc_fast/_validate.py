@@ -8,7 +8,6 @@ read, or copied when their dtype or layout must change.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -174,50 +173,6 @@ def indices(name: str, value: Any, n: int) -> np.ndarray:
         raise ValueError(f"{name} has an index out of range for {n} blocks")
     return arr
 
-
-
-def referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hashable]], list[dict[Hashable, Any]]]:
-    """The list form of referents: ``uses[i]`` a collection of names, ``binds[i]`` a mapping.
-
-    Either may be None (no uses / no binds); each entry may be None (nothing for that block).
-    """
-    use_lists: list[list[Hashable]] = []
-    for i, u in enumerate(_per_block("uses", uses, n)):
-        if u is None:
-            use_lists.append([])
-            continue
-        if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
-            raise TypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
-        items = list(u)
-        for x in items:
-            if not isinstance(x, Hashable):
-                raise TypeError(f"uses[{i}] holds an unhashable referent {x!r}")
-        use_lists.append(items)
-    bind_maps: list[dict[Hashable, Any]] = []
-    for i, b in enumerate(_per_block("binds", binds, n)):
-        if b is None:
-            bind_maps.append({})
-        elif isinstance(b, Mapping):
-            bind_maps.append(dict(b))
-        else:
-            raise TypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
-    return use_lists, bind_maps
-
-
-def _per_block(name: str, value: Any, n: int) -> list[Any]:
-    if value is None:
-        return [None] * n
-    items = list(value)
-    if len(items) != n:
-        raise ValueError(f"{name} has {len(items)} entries, expected {n} (one per block)")
-    return items
-
-
-def referent_block_count(uses: Any, binds: Any) -> int:
-    """The store size implied by the list form (``uses`` or ``binds``; not both None)."""
-    if uses is None and binds is None:
-        raise ValueError("uses and binds cannot both be None: one of them gives the number of blocks")
-    return len(uses) if uses is not None else len(binds)
 
 
 def csr(name: str, indptr: Any, indices: Any, n_rows: int, n_cols: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,10 +14,11 @@ from .contract import (
     Params,
     Reason,
     check_budget,
+    check_referent_lists,
     is_integer_scalar,
     whitespace_cost,
 )
-from .pins import check_referents, closure_from, escalate, live_binders
+from .pins import closure_from, escalate, live_binders
 from .selection import select
 
 
@@ -224,7 +225,7 @@ def retain(
 
     pinning = live is not None or uses is not None or binds is not None
     if pinning:
-        use_lists, bind_maps = check_referents(uses, binds, n)
+        use_lists, bind_maps = check_referent_lists(uses, binds, n)
         live_map = live_binders(bind_maps, seq, binders)
         roots = sorted(set(_check_indices("live", live, n)))
 
