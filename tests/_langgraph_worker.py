@@ -15,27 +15,15 @@ import os
 import sys
 import warnings
 
-from langchain_core.messages import convert_to_messages, convert_to_openai_messages
+from langchain_core.messages import convert_to_openai_messages
 from langgraph.checkpoint.postgres import PostgresSaver
 
 from dsgc_fast.integrations.langchain import ThreadMemory
-from tests._scripted_models import ScriptedChatModel, lookup
+from tests._scripted_models import ScriptedChatModel, langchain_messages, lookup
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from langgraph.prebuilt import create_react_agent
-
-
-def to_langchain(records: list[dict]) -> list:
-    out = []
-    for record in records:
-        record = dict(record)
-        annotation = record.pop("dsgc", None)
-        (message,) = convert_to_messages([record])
-        if annotation:
-            message.additional_kwargs["dsgc"] = annotation
-        out.append(message)
-    return out
 
 
 def main() -> None:
@@ -50,7 +38,7 @@ def main() -> None:
                 break
             command = json.loads(line)
             calls = len(model.seen)
-            state = agent.invoke({"messages": to_langchain(command["messages"])}, {"configurable": {"thread_id": command["thread"]}})
+            state = agent.invoke({"messages": langchain_messages(command["messages"])}, {"configurable": {"thread_id": command["thread"]}})
             sent = [[convert_to_openai_messages(m) for m in seen] for seen in model.seen[calls:]]
             print(json.dumps({"pid": os.getpid(), "state": len(state["messages"]), "sent": sent}), flush=True)
 

@@ -5,7 +5,8 @@ that asks to look something up it answers with a call of the ``lookup`` tool (ca
 unique per user message), to a tool result with a short answer naming it, to anything
 else with a plain answer.  Every list of messages it was sent is kept in ``seen``, so a
 test can check what the model saw.  ``bind_tools`` returns the model itself (the rules
-name the one tool the tests give it).
+name the one tool the tests give it).  ``langchain_messages`` turns the OpenAI-style test
+sessions into LangChain messages.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import hashlib
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, convert_to_messages
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
@@ -48,3 +49,21 @@ class ScriptedChatModel(BaseChatModel):
 def lookup(query: str) -> str:
     """Look up a record by its query (a scripted tool)."""
     return f"record for {query}: status cleared, 12 entries, " + "details " * 30
+
+
+def langchain_messages(records: list[dict], *, ids: str | None = None) -> list[BaseMessage]:
+    """OpenAI-style messages as LangChain messages, ``dsgc`` annotations in ``additional_kwargs``.
+
+    ``ids``: a prefix to give message k the id ``f"{ids}{k}"`` (default: no ids).
+    """
+    out = []
+    for k, record in enumerate(records):
+        record = dict(record)
+        annotation = record.pop("dsgc", None)
+        (message,) = convert_to_messages([record])
+        if ids is not None:
+            message.id = f"{ids}{k}"
+        if annotation:
+            message.additional_kwargs["dsgc"] = annotation
+        out.append(message)
+    return out

@@ -21,14 +21,15 @@ from tests._requires import require
 require("langgraph", "langchain")
 
 from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, convert_to_messages, convert_to_openai_messages  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, convert_to_openai_messages  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
 
 from dsgc_fast.integrations.langchain import ThreadMemory  # noqa: E402
 from dsgc_fast.messages import check_messages  # noqa: E402
 from dsgc_fast.token_counts import message_tokens, token_counter  # noqa: E402
-from tests._scripted_models import ScriptedChatModel, lookup  # noqa: E402
+from tests._requires import require_select  # noqa: E402
+from tests._scripted_models import ScriptedChatModel, langchain_messages, lookup  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -40,16 +41,7 @@ COUNT = token_counter(None)
 
 def langchain_session() -> list:
     """``support_long.jsonl`` as LangChain messages, annotations in ``additional_kwargs``, ids set."""
-    out = []
-    for k, line in enumerate(SESSION.read_text(encoding="utf-8").splitlines()):
-        record = json.loads(line)
-        annotation = record.pop("dsgc", None)
-        (message,) = convert_to_messages([record])
-        message.id = f"s{k}"
-        if annotation:
-            message.additional_kwargs["dsgc"] = annotation
-        out.append(message)
-    return out
+    return langchain_messages([json.loads(line) for line in SESSION.read_text(encoding="utf-8").splitlines()], ids="s")
 
 
 def keeps_binder(messages) -> bool:
@@ -174,10 +166,7 @@ def test_bad_arguments_are_refused_at_construction():
 
 
 def test_select_messages_is_shaped_like_trim_messages():
-    import dsgc_fast
-
-    if not hasattr(dsgc_fast, "select"):
-        pytest.skip("dsgc_fast.select is not in this tree yet (it comes with the select-api branch)")
+    require_select()
     from dsgc_fast.integrations.langchain import select_messages
 
     history = langchain_session()

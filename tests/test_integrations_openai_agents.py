@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._requires import require
+from tests._requires import require, require_select
 
 require("agents", "openai-agents")
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
@@ -33,13 +33,6 @@ from tests._scripted_models import lookup as lookup_text  # noqa: E402
 SESSION = [json.loads(line) for line in (Path(__file__).parent / "data" / "support_long.jsonl").read_text().splitlines()]
 ANNOTATIONS = {m["content"]: m["dsgc"] for m in SESSION if "dsgc" in m}
 COUNT = token_counter(None)
-
-
-def needs_select():
-    import dsgc_fast
-
-    if not hasattr(dsgc_fast, "select"):
-        pytest.skip("dsgc_fast.select is not in this tree yet (it comes with the select-api branch)")
 
 
 def annotate(item):
@@ -96,7 +89,7 @@ def lookup(query: str) -> str:
 
 @pytest.mark.parametrize("budget", [80, 400])
 def test_the_filter_in_a_run_sends_a_valid_context_within_budget(budget):
-    needs_select()
+    require_select()
     model = ScriptedModel()
     agent = Agent(name="support", instructions="Resolve tickets.", model=model, tools=[lookup])
     config = RunConfig(call_model_input_filter=InputFilter(budget, annotate=annotate), tracing_disabled=True)
@@ -123,7 +116,7 @@ def test_the_filter_in_a_run_sends_a_valid_context_within_budget(budget):
 
 
 def test_the_filter_returns_the_input_items_themselves_and_never_an_empty_list():
-    needs_select()
+    require_select()
     from dsgc_fast import ReferentEvictionError
 
     items = chat_to_items(SESSION)
@@ -141,7 +134,7 @@ def test_the_filter_returns_the_input_items_themselves_and_never_an_empty_list()
 
 
 def test_the_async_filter():
-    needs_select()
+    require_select()
     from agents.run_config import CallModelData, ModelInputData
 
     data = CallModelData(model_data=ModelInputData(input=chat_to_items(SESSION), instructions="x"), agent=None, context=None)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._requires import require
+from tests._requires import require, require_select
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
@@ -48,11 +48,8 @@ def test_the_langchain_create_agent_quick_start_prints_what_the_readme_shows():
 
 def test_the_openai_agents_quick_start_runs_with_a_scripted_model():
     require("agents", "openai-agents")
-    import dsgc_fast
+    require_select()
     from tests._scripted_agents_model import ScriptedModel
-
-    if not hasattr(dsgc_fast, "select"):
-        pytest.skip("dsgc_fast.select is not in this tree yet (it comes with the select-api branch)")
 
     code, _ = quickstart("openai-agents")
     model = ScriptedModel()

@@ -11,19 +11,16 @@ included), and reopens as a store.
 
 from __future__ import annotations
 
+import json
 import shutil
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
 
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.store import MemoryStore
-from tests.test_store_crash import block_text
+from tests.test_store_crash import OPEN_AND_ARM, block_text, run_killed
 
 N_BLOCKS = 240
 QUERY = "did the flagged account clear kyc before the refund"
@@ -38,22 +35,8 @@ OPERATIONS = {
 
 CHILD = r"""
 import json, os, signal, sys
-from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import MemoryStore
-
 path, marker, occurrence, operation, argument = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
-store = MemoryStore(encoder=LexicalEncoder(), archive=path)
-seen = 0
-
-def trace(sql):
-    global seen
-    if marker and sql.lstrip().startswith(marker):
-        seen += 1
-        if seen == occurrence:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-store._archive._conn.set_trace_callback(trace)
-print("ready", flush=True)
+""" + OPEN_AND_ARM + r"""
 if operation == "loop":
     k = 0
     while True:
@@ -103,20 +86,7 @@ def template(tmp_path_factory):
 
 
 def run_child(path, operation, argument, marker="", occurrence=1, kill_after=None):
-    import json
-
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path), marker, str(occurrence), operation, json.dumps(argument)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-    if kill_after is not None:
-        time.sleep(kill_after)
-        proc.kill()
-    proc.wait(timeout=120)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()
+    run_killed(CHILD, [str(path), marker, str(occurrence), operation, json.dumps(argument)], kill_after)
 
 
 def check_record(path, extra_prefix="x"):

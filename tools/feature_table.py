@@ -65,18 +65,9 @@ def keeps_binder(messages: Chat) -> bool:
 # -- the tools ------------------------------------------------------------------------------
 def dsgc_thread_memory_messages(records: Chat) -> list:
     """The session as LangChain messages with ids, annotations in ``additional_kwargs``."""
-    from langchain_core.messages import convert_to_messages
+    from tests._scripted_models import langchain_messages
 
-    messages = []
-    for k, record in enumerate(records):
-        record = dict(record)
-        note = record.pop("dsgc", None)
-        (message,) = convert_to_messages([record])
-        message.id = f"s{k}"
-        if note:
-            message.additional_kwargs["dsgc"] = note
-        messages.append(message)
-    return messages
+    return langchain_messages(records, ids="s")
 
 
 def dsgc_thread_memory(annotated: bool) -> Callable[[Chat, Chat, int], Chat]:

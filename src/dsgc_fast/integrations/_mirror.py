@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dsgc_ref.contract import ReferentEvictionError, is_integer_scalar
