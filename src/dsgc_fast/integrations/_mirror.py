@@ -67,6 +67,8 @@ class Mirror:
         self._block_of: dict[str, str] = {}  # message key -> block id (mirrored, not deleted)
         self._message_of: dict[str, dict[str, Any]] = {}  # message key -> the message mirrored
         self._key_of: dict[str, str] = {}  # block id -> message key
+        #: the last compaction's report (None before one, or when only the roots were sent)
+        self.report: CompactionReport | None = None
 
     def sync(self, keyed: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Bring the store in step with ``keyed`` (see the module docstring)."""
@@ -110,27 +112,23 @@ class Mirror:
             if key is not None:
                 del self._block_of[key], self._message_of[key]
 
-    def context(
-        self, budget: int, *, on_over_budget: str = "roots_only", **options: Any
-    ) -> tuple[list[str], list[str], CompactionReport | None]:
-        """Compact to ``budget``: the keys to send (oldest first), the binding-table texts, the report.
-
-        The report is None when nothing was compacted (an empty store, or only the roots sent).
-        """
+    def context(self, budget: int, *, on_over_budget: str = "roots_only", **options: Any) -> tuple[list[str], list[str]]:
+        """Compact to ``budget``: the keys to send (oldest first) and the binding-table texts (``report`` set)."""
+        self.report = None
         if not len(self.store):
-            return [], [], None
+            return [], []
         if not current_turn(self.store) and "query" not in options:
             options["query"] = self.store.blocks(embeddings=False)[-1].text
         try:
-            report = compact_messages(self.store, budget, **options)
+            self.report = compact_messages(self.store, budget, **options)
         except ReferentEvictionError:
             if on_over_budget == "raise":
                 raise
             roots = set(live_roots(self.store, options.get("live", ())))
-            return [self._key_of[b] for b in self._order(roots)], [], None
+            return [self._key_of[b] for b in self._order(roots)], []
         blocks = self.store.blocks(embeddings=False)
         tables = [b.text for b in blocks if b.meta.get("kind") == BINDING_TABLE_KIND]
-        return [self._key_of[b.id] for b in blocks if b.id in self._key_of], tables, report
+        return [self._key_of[b.id] for b in blocks if b.id in self._key_of], tables
 
     def _order(self, block_ids: set[str]) -> list[str]:
         return [b.id for b in self.store.blocks(embeddings=False) if b.id in block_ids and b.id in self._key_of]
@@ -181,6 +179,11 @@ class ThreadMirrors:
                 _, old = self._mirrors.popitem(last=False)
                 old.store.close()
             return mirror
+
+    def peek(self, thread_id: str) -> Mirror | None:
+        """The thread's mirror if this process has one (nothing is opened)."""
+        with self._lock:
+            return self._mirrors.get(thread_id)
 
     def store(self, thread_id: str) -> MemoryStore:
         """The store mirroring ``thread_id`` (a new, empty one if the thread is new)."""

@@ -87,7 +87,6 @@ class ThreadMemory:
         self.on_over_budget = check_policy(on_over_budget)
         self.options = options
         self._threads = ThreadMirrors(store_factory, tokenizer=tokenizer, max_threads=max_threads)
-        self._reports: dict[str, CompactionReport | None] = {}
 
     # -- LangGraph ----------------------------------------------------------------------
     def pre_model_hook(self, state: Mapping[str, Any] | Any, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
@@ -116,8 +115,7 @@ class ThreadMemory:
         mirror = self._threads.get(thread_id)
         with mirror.lock:
             mirror.sync(list(zip(keys, (to_openai(m) for m in messages))))
-            kept, tables, report = mirror.context(self.budget, on_over_budget=self.on_over_budget, **self.options)
-            self._reports[thread_id] = report
+            kept, tables = mirror.context(self.budget, on_over_budget=self.on_over_budget, **self.options)
         chosen = set(kept)
         out = [m for key, m in zip(keys, messages) if key in chosen]
         lead = 0
@@ -127,8 +125,9 @@ class ThreadMemory:
         return out
 
     def report(self, thread_id: str = DEFAULT_THREAD) -> CompactionReport | None:
-        """The last compaction's report for ``thread_id`` (None before one, or when only the roots were sent)."""
-        return self._reports.get(thread_id)
+        """The last compaction's report for ``thread_id`` in this process (None before one, or when only the roots were sent)."""
+        mirror = self._threads.peek(thread_id)
+        return None if mirror is None else mirror.report
 
     def store(self, thread_id: str = DEFAULT_THREAD) -> MemoryStore:
         """The store mirroring ``thread_id`` in this process."""
