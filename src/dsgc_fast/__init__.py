@@ -2,6 +2,8 @@
 
 ``retain`` decides which blocks of an agent's memory survive a token budget; it returns
 exactly what ``dsgc_ref.retain`` (the pure-Python oracle) returns, bit for bit on float64.
+``MemoryStore`` keeps an agent's memory with a lossless archive; ``select`` makes the store's
+decision over a chat history the caller owns.
 """
 
 from dsgc_ref.contract import (
@@ -18,6 +20,7 @@ from ._archive_access import ArchiveLockedError
 from .batch import BatchRetention, retain_batch
 from .engine import retain
 from .graph import DependencyGraph
+from .history import SelectCache, Selection, min_budget, select
 from .pins import ReferentIndex, orphans, pin_closure
 from .result import Retention
 from .store import MemoryStore
@@ -35,9 +38,13 @@ __all__ = [
     "ReferentEvictionError",
     "ReferentIndex",
     "Retention",
+    "SelectCache",
+    "Selection",
+    "min_budget",
     "orphans",
     "pin_closure",
     "retain",
     "retain_batch",
+    "select",
     "whitespace_cost",
 ]
