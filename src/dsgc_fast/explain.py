@@ -228,7 +228,7 @@ class CompactionReport:
             cuts = ", ".join(f"{i} ({t.original_cost} -> {t.cost} tokens)" for i, t in self.truncated.items())
             line += f"; cut tool results {cuts}"
         if self.over_budget:
-            line += "; OVER BUDGET: the live roots alone do not fit, only they were kept"
+            line += "; OVER BUDGET: the live roots and the bindings they need do not fit, only the roots were kept"
         return printable(line)
 
     def to_dict(self) -> dict[str, Any]:
