@@ -24,6 +24,7 @@ what its text costs as a system message (``table_cost``), since that is how it r
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -173,29 +174,17 @@ def decide(
 def roots_only(scored: Retention, roots: np.ndarray, costs: np.ndarray, budget: int) -> Retention:
     """The retention that keeps exactly the live ``roots`` (pinned), every other block skipped for the budget.
 
-    ``scored`` gives the scores and ranking (any retention over the same blocks and query).
+    ``scored`` gives the scores and ranking (any retention over the same blocks and query);
+    the result has no binding table.
     """
-    n = scored.scores.shape[0]
-    mask = np.zeros(n, dtype=np.bool_)
+    mask = np.zeros(scored.scores.shape[0], dtype=np.bool_)
     mask[roots] = True
-    reasons = np.full(n, Reason.SKIPPED_NO_FIT, dtype=np.int8)
-    reasons[roots] = Reason.KEPT_PINNED
-    return Retention(
-        retained=np.flatnonzero(mask),
-        mask=mask,
-        scores=scored.scores,
-        relevance=scored.relevance,
-        propagated=scored.propagated,
-        similarity=scored.similarity,
-        working=scored.working,
-        reasons=reasons,
-        used=int(costs[roots].sum()),
-        budget=budget,
-        policy=scored.policy,
-        selection=scored.selection,
-        pinned=np.flatnonzero(mask),
-        order=scored.order,
-    )
+    reasons = np.where(mask, Reason.KEPT_PINNED, Reason.SKIPPED_NO_FIT).astype(np.int8)
+    kept = np.flatnonzero(mask)
+    return dataclasses.replace(
+        scored, retained=kept, mask=mask, reasons=reasons, used=int(costs[roots].sum()), budget=budget,
+        pinned=kept.copy(), binding_table=None,
+    )  # fmt: skip
 
 
 # -- cutting tool results -------------------------------------------------------------------

@@ -35,7 +35,7 @@ from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_s
 from .archive import Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .encoders import CachedEncoder, LexicalEncoder
-from .explain import BindingTableBlock, CompactionReport, build_report
+from .explain import CompactionReport, build_report
 from .graph import DependencyGraph
 from .messages import ChatUnits, SessionError, _Planner, chat_messages
 from .pins import ReferentIndex
@@ -144,6 +144,15 @@ class SelectCache:
         del self._counters[self.max_histories :]
         return counter
 
+    def prepared(
+        self, messages: Any, tokenizer: Tokenizer, live: Sequence[int]
+    ) -> tuple[TokenCounter, _History, _State, np.ndarray]:
+        """The counter, the parsed history with its state, and the live roots of a call (hold the lock)."""
+        counter = self.counter(tokenizer)
+        history = self.history(_records(messages), counter)
+        history.planner.check_answered()
+        return counter, history, history.state(), history.roots(live)
+
     def history(self, records: list[Any], counter: TokenCounter) -> _History:
         """The parsed history of ``records``: a cached one extended, or a new one.
 
@@ -241,13 +250,8 @@ def select(
     budget = check_budget(budget)
     check_over_budget(on_over_budget)
     cache = _cache(encoder, cache)
-    records = _records(messages)
     with cache._lock:
-        counter = cache.counter(tokenizer)
-        history = cache.history(records, counter)
-        history.planner.check_answered()
-        state = history.state()
-        roots = history.roots(live)
+        counter, history, state, roots = cache.prepared(messages, tokenizer, live)
         if query is None:
             if state.query is None:
                 raise ValueError("query is required: the messages have no user message to use as the query")
@@ -280,13 +284,8 @@ def min_budget(
     (``compaction.required_budget``).  Any query, policy and encoder give the same answer.
     """
     cache = _cache(None, cache)
-    records = _records(messages)
     with cache._lock:
-        counter = cache.counter(tokenizer)
-        history = cache.history(records, counter)
-        history.planner.check_answered()
-        state = history.state()
-        roots = history.roots(live)
+        counter, history, state, roots = cache.prepared(messages, tokenizer, live)
         return required_budget(state.index, history.cost.view()[: state.n], roots, table_cost(counter))
 
 
