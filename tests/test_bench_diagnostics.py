@@ -117,3 +117,12 @@ def test_perturb_rejects_bad_arguments():
         perturb_edges(sc, "shuffle", 0.1)
     with pytest.raises(ValueError, match="rate"):
         perturb_edges(sc, "drop", 1.5)
+
+
+def test_by_size_lists_chain_blocks_kept_after_a_skipped_block():
+    rank = np.array([1, 3, 2, 4, 0])  # c2, h1, c3, f1, c1
+    kept = np.array([True, True, False, False, False])  # c1, c2 kept; c3 and h1 skipped
+    assert diagnostics.by_size(IDS, CHAIN, rank, kept) == ["c1"]
+    assert diagnostics.by_size(IDS, CHAIN, rank, np.array([True, True, True, True, True])) == []
+    prefix = np.array([False, True, False, True, False])  # kept exactly the first two in rank order
+    assert diagnostics.by_size(IDS, CHAIN, rank, prefix) == []

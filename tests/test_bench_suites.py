@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from dsgc_bench.cli import REPORT, _parser
-from dsgc_bench.registry import ALL, REPRODUCE, SUITES
+from dsgc_bench.registry import ALL, REPORTED, REPRODUCE, SUITES
 from dsgc_bench.suite import RunConfig, Suite
 
 STAGES = ("build", "run", "summarize", "render", "save", "load")
@@ -26,9 +26,20 @@ def test_every_registered_suite_implements_the_protocol(name):
 
 
 def test_reproduce_is_the_sequence_of_every_other_suite():
-    assert REPRODUCE.members == ALL
+    assert REPRODUCE.members[: len(ALL)] == ALL
+    assert [(s.name, s.scenarios) for s in REPRODUCE.members[len(ALL) :]] == [("scaling", "neutral")]
     assert set(SUITES) == {s.name for s in ALL} | {REPRODUCE.name}
     assert len({s.name for s in ALL}) == len(ALL)
+
+
+def test_suites_switch_scenario_families():
+    switched = REPRODUCE.with_scenarios("neutral")
+    families = {s.name: getattr(s, "scenarios", None) for s in switched.members}
+    assert families["main"] == families["scaling"] == families["induction"] == "neutral"
+    assert families["referents"] is None and len(switched.members) == len(ALL)  # the two scaling runs merge
+    assert {s.stem for s in REPORTED.members if hasattr(s, "stem")} >= {"main", "main-paper", "khop", "khop-paper"}
+    with pytest.raises(ValueError, match="scenarios must be one of"):
+        SUITES["main"].with_scenarios("artifact")
 
 
 def test_the_command_line_lists_exactly_the_registry():

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import diagnostics, paper
-from .grid import KHOP_METHODS, LAMBDAS, MULTIPLIERS, NOISE_RATES, SIZES
+from .grid import KHOP_METHODS, LAMBDAS, MULTIPLIERS, NOISE_RATES
 from .metrics import Record, aggregate, find_cell, group, paired
 from .noise import SPURIOUS_KINDS
 from .templates import CONTROLS, TARGETS
@@ -149,6 +149,7 @@ def analyze_budget(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[di
 
 
 def analyze_scaling(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    sizes = sorted({c["total_blocks"] for c in cells})
     checks = []
     for t in TARGETS:
         a = value(cells, encoder="lexical", template=t, method="dsgc", total_blocks=20)
@@ -166,17 +167,17 @@ def analyze_scaling(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[d
         if s is not None:
             checks.append(check(f"{t} (sentence): DSGC stays saturated at 50 blocks (paper 1.00)", f"{s:.2f}", s >= 0.95))
     for t in TARGETS:
-        curve = [value(cells, encoder="lexical", template=t, method="dsgc", total_blocks=n) for n in SIZES]
-        if None not in curve:
+        curve = [value(cells, encoder="lexical", template=t, method="dsgc", total_blocks=n) for n in sizes]
+        if curve and None not in curve:
             checks.append(
                 check(
-                    f"{t} (lexical): one-hop DSGC degrades somewhere as the store grows to {max(SIZES):,} blocks",
+                    f"{t} (lexical): one-hop DSGC degrades somewhere as the store grows to {max(sizes):,} blocks",
                     " -> ".join(f"{x:.2f}" for x in curve),
                     min(curve) < curve[0],
                 )
             )
     for enc in ("lexical", "sentence"):
-        largest = max(SIZES)
+        largest = max(sizes, default=0)
         for m in ("dsgc_k2", "dsgc_norm"):
             one = [value(cells, encoder=enc, template=t, method="dsgc", total_blocks=largest) for t in TARGETS]
             fix = [value(cells, encoder=enc, template=t, method=m, total_blocks=largest) for t in TARGETS]
@@ -266,39 +267,64 @@ def analyze_graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tup
             lifted = sum(e["failures_lifted_by_spurious_edge"] for e in effects if e["encoder"] == enc and e["noise"] == kind)
             checks.append(
                 check(
-                    f"spurious edges actively displace chain blocks ({enc}, {kind}): a lifted block takes the "
-                    "budget of a chain block, pushing retention below the similarity-only fallback",
-                    f"failures with a lifted block ahead of the displaced one: {lifted}; "
+                    f"the paper's prediction: a block lifted by a spurious edge displaces a chain block ({enc}, {kind})",
+                    f"failing runs with a lifted block retained ahead of the displaced one: {lifted}",
+                    lifted > 0,
+                )
+            )
+            checks.append(
+                check(
+                    f"our prediction: spurious edges push DSGC below the similarity-only floor ({enc}, {kind})",
                     f"smallest margin over similarity-only {min(margins[kind]):+.2f}",
-                    lifted > 0 and min(margins[kind]) < 0,
+                    min(margins[kind]) < 0,
                 )
             )
     return {"effects": effects, "rates": list(NOISE_RATES)}, checks
 
 
+def by_size_counts(records: Sequence[Record], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Per ``keys`` group: runs, full-chain successes, and the successes and failures that kept a chain block by size."""
+    rows = []
+    for key, runs in group(records, keys).items():
+        wins = [r for r in runs if r["full_chain"]]
+        rows.append(
+            {
+                **dict(zip(keys, key)),
+                "runs": len(runs),
+                "successes": len(wins),
+                "successes_by_size": sum(bool(r["by_size"]) for r in wins),
+                "failures_with_by_size": sum(bool(r["by_size"]) for r in runs if not r["full_chain"]),
+            }
+        )
+    return rows
+
+
 def analyze_honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
+    strengths = ("easy", "medium", "hard")
+    wins = by_size_counts(records, ("encoder", "template", "method", "honeypot"))
     checks = []
     for enc in ("lexical", "sentence"):
-        sims = {
-            h: [value(cells, encoder=enc, template=t, method="similarity", honeypot=h) for t in (*CONTROLS, *TARGETS)]
-            for h in ("easy", "medium", "hard")
-        }
-        if any(None in v for v in sims.values()):
-            continue
-        mean = {h: sum(v) / len(v) for h, v in sims.items()}
-        checks.append(
-            check(
-                f"similarity-only suffers more as honeypots get stronger ({enc}, all templates)",
-                " / ".join(f"{h} {m:.2f}" for h, m in mean.items()),
-                mean["easy"] >= mean["medium"] >= mean["hard"],
+        for t in (*CONTROLS, *TARGETS):
+            sims = [value(cells, encoder=enc, template=t, method="similarity", honeypot=h) for h in strengths]
+            rescued = [find_cell(wins, encoder=enc, template=t, method="similarity", honeypot=h) for h in strengths]
+            if None in sims or None in rescued:
+                continue
+            checks.append(
+                check(
+                    f"our prediction: similarity-only does not gain as honeypots get stronger ({t}, {enc})",
+                    " / ".join(f"{h} {x:.2f}" for h, x in zip(strengths, sims))
+                    + "; successes kept by size " + " / ".join(f"{w['successes_by_size']}/{w['successes']}" for w in rescued),
+                    sims[0] >= sims[1] >= sims[2],
+                )
             )
-        )
         easy_ctrl = [value(cells, encoder=enc, template=t, method=m, honeypot="easy") for t in CONTROLS for m in ("similarity", "dsgc")]
-        checks.append(
-            check(
-                f"easy honeypots are too weak to challenge the controls ({enc})",
-                f"lowest control cell {min(easy_ctrl):.2f}",
-                min(easy_ctrl) >= 0.95,
+        if None not in easy_ctrl:
+            checks.append(
+                check(
+                    f"our prediction: easy honeypots are too weak to challenge the controls ({enc})",
+                    f"lowest control cell {min(easy_ctrl):.2f}",
+                    min(easy_ctrl) >= 0.95,
+                )
             )
-        )
-    return {"class_counts": class_counts(records, ("encoder", "method", "honeypot"))}, checks
+    analysis = {"class_counts": class_counts(records, ("encoder", "method", "honeypot")), "by_size": wins}
+    return analysis, checks

@@ -3,11 +3,14 @@
     dsgc-bench main --out results                 # the paper's main experiment
     dsgc-bench reproduce --out results            # every suite, then the report
     dsgc-bench scaling --encoder lexical --seeds 5
+    dsgc-bench main --scenarios neutral           # any suite on the other scenario family
     dsgc-bench report --out results               # re-render REPORT.md from the files in results
 
 Every suite writes its files into ``OUT`` (the paper's suites: ``raw-<suite>.json``, every
-run; ``summary-<suite>.json``, cells, analyses and checks); no timestamps and no timings, so
-two runs give identical files. ``OUT/REPORT.md`` and its plots cover every suite found in
+run; ``summary-<suite>.json``, cells, analyses and checks; a family other than ``neutral``
+adds its name: ``raw-main-paper.json``); no timestamps and no timings, so two runs give
+identical files.  ``--scenarios`` picks the scenario family of every suite that has one
+(default: each suite's own, ``paper`` for the paper-facing suites). ``OUT/REPORT.md`` and its plots cover every suite found in
 OUT. Sentence encodings are kept in ``OUT/cache/`` and reused by later suites and runs.
 Wall time per suite is printed, never written.
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from dsgc_fast.encoders import ENCODER_NAMES
 
+from .families import FAMILIES, with_scenarios
 from .registry import SUITES
 from .report import write_report
 from .runner import IMPLS
@@ -37,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--encoder", choices=[*ENCODER_NAMES, "both"], default="both", help="encoder(s) (default both)")
     p.add_argument("--out", type=Path, default=Path("results"), help="output directory (default results)")
     p.add_argument("--impl", choices=IMPLS, default="fast", help="retention engine: dsgc_fast (default) or the dsgc_ref oracle")
+    p.add_argument("--scenarios", choices=FAMILIES, help="scenario family (default: each suite's own; see dsgc_bench.families)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar (default: only on a terminal)")
     return p
 
@@ -45,6 +50,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.seeds < 1:
         raise SystemExit("dsgc-bench: --seeds must be >= 1")
+    if args.suite == REPORT and args.scenarios is not None:
+        raise SystemExit("dsgc-bench: --scenarios does not apply to 'report' (it shows every family found)")
+    suite = SUITES.get(args.suite)
+    if args.scenarios is not None:
+        try:
+            suite = with_scenarios(suite, args.scenarios)
+        except ValueError as exc:
+            raise SystemExit(f"dsgc-bench: {exc}") from None
     args.out.mkdir(parents=True, exist_ok=True)
     if args.suite != REPORT:
         config = RunConfig(
@@ -56,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             log=print,
         )
         try:
-            execute(SUITES[args.suite], config, args.out)
+            execute(suite, config, args.out)
         except Unavailable as exc:
             raise SystemExit(f"dsgc-bench: {args.suite}: {exc}") from None
     path, sections = write_report(args.out)

@@ -22,6 +22,10 @@ scenario's *true* prerequisite edges (also under graph-noise runs):
   retained dependent (e.g. the query-facing block itself, or its dependents were lost too).
 
 A run's class is its most structural displaced block's class (def2, then beyond_one_hop).
+
+``by_size`` lists, for any run, the chain blocks kept *by size*: retained although a block
+ranked above them was skipped for lack of room, so first-fit selection (skip and continue)
+kept them where prefix selection (stop at the first block that does not fit) would not.
 """
 
 from __future__ import annotations
@@ -74,6 +78,16 @@ def classify(
     if any(mask[j] and sim[block] < sim[j] for j in _transitive(block, deps) - set(deps[block])):
         return "beyond_one_hop"
     return "surface"
+
+
+def by_size(ids: Sequence[str], chain: Sequence[int], rank: np.ndarray, mask: np.ndarray) -> list[str]:
+    """The chain blocks retained after the first skipped block in rank order (module docstring)."""
+    skipped = np.flatnonzero(~mask[rank])
+    if not len(skipped):
+        return []
+    position = np.empty(len(rank), dtype=np.int64)
+    position[rank] = np.arange(len(rank))
+    return [ids[i] for i in chain if mask[i] and position[i] > skipped[0]]
 
 
 def trace(

@@ -1,7 +1,9 @@
 """The axes of the paper's suites and the grids of ``Condition`` cells built from them.
 
 Defaults everywhere are the paper's main setting: 20 blocks, medium honeypots, M = 2.0,
-tau = 0.25, lambda_pi = 1.0, one hop.
+tau = 0.25, lambda_pi = 1.0, one hop.  Every grid builder takes the encoders and the scenario
+family (``families``); only the store sizes depend on the family: the paper family runs at
+the paper's 20 and 50 blocks (``families.PAPER_SIZES``).
 
 main         4 templates x {similarity, no_graph, dsgc}                (paper Tables 1-3)
 lambda       DSGC at lambda_pi 0.5 / 1.0 / 2.0, similarity-only for reference (Table 4)
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .families import NEUTRAL, PAPER_SIZES
 from .noise import NOISE_KINDS
 from .runner import Condition
 from .templates import STRENGTHS, TEMPLATES
@@ -47,27 +50,32 @@ def grid(encoders: Sequence[str], methods: Sequence[str], **axes: Sequence) -> l
     ]
 
 
-def main_grid(encoders: Sequence[str]) -> list[Condition]:
+def store_sizes(sizes: Sequence[int], family: str) -> tuple[int, ...]:
+    """The store sizes a grid runs for ``family``: ``sizes`` for neutral, the paper's otherwise."""
+    return tuple(sizes) if family == NEUTRAL else PAPER_SIZES
+
+
+def main_grid(encoders: Sequence[str], family: str) -> list[Condition]:
     return grid(encoders, MAIN_METHODS)
 
 
-def lambda_grid(encoders: Sequence[str]) -> list[Condition]:
+def lambda_grid(encoders: Sequence[str], family: str) -> list[Condition]:
     return grid(encoders, ("similarity",)) + grid(encoders, ("dsgc",), lambda_pi=LAMBDAS)
 
 
-def budget_grid(encoders: Sequence[str]) -> list[Condition]:
+def budget_grid(encoders: Sequence[str], family: str) -> list[Condition]:
     return grid(encoders, BUDGET_METHODS, multiplier=MULTIPLIERS)
 
 
-def scaling_grid(encoders: Sequence[str]) -> list[Condition]:
-    return grid(encoders, SCALING_METHODS, total_blocks=SIZES)
+def scaling_grid(encoders: Sequence[str], family: str) -> list[Condition]:
+    return grid(encoders, SCALING_METHODS, total_blocks=store_sizes(SIZES, family))
 
 
-def khop_grid(encoders: Sequence[str]) -> list[Condition]:
-    return grid(encoders, KHOP_METHODS, total_blocks=KHOP_SIZES)
+def khop_grid(encoders: Sequence[str], family: str) -> list[Condition]:
+    return grid(encoders, KHOP_METHODS, total_blocks=store_sizes(KHOP_SIZES, family))
 
 
-def graph_noise_grid(encoders: Sequence[str]) -> list[Condition]:
+def graph_noise_grid(encoders: Sequence[str], family: str) -> list[Condition]:
     clean = grid(encoders, ("similarity", "dsgc"))
     noisy = [
         c
@@ -77,5 +85,5 @@ def graph_noise_grid(encoders: Sequence[str]) -> list[Condition]:
     return clean + noisy
 
 
-def honeypot_grid(encoders: Sequence[str]) -> list[Condition]:
+def honeypot_grid(encoders: Sequence[str], family: str) -> list[Condition]:
     return grid(encoders, MAIN_METHODS, honeypot=STRENGTHS)

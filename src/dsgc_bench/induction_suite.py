@@ -17,7 +17,9 @@ Three measurements, all deterministic per seed:
    blocks the true referents would not pin.
 
 Files: ``raw-induction.json`` (every record), ``summary-induction.json`` (the pooled
-figures) and ``induction.md`` (its report section); ``dsgc-bench induction --out DIR``.
+figures) and ``induction.md`` (its report section); ``dsgc-bench induction --out DIR``.  The
+scenarios of part 1 and 2 come from the neutral family by default (``--scenarios paper``:
+the paper family, files named ``...-induction-paper...``, see ``families``).
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ import numpy as np
 import dsgc_fast
 from dsgc_fast.induction import induce_edges, induce_referents
 
+from . import families
+from .families import NEUTRAL, HasFamily
 from .metrics import mean_std
 from .referent_domains import DOMAINS
 from .referent_sessions import Session, generate_all
 from .runner import Encodings
-from .scenarios import TEMPLATES, Scenario, generate
+from .scenarios import TEMPLATES, Scenario
 from .suite import RunConfig, Section, read_json, write_json
 
 EDGE_SOURCES: tuple[str, ...] = ("supplied", "induced", "none")
@@ -243,7 +247,7 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class InductionSuite:
+class InductionSuite(HasFamily):
     """Induced edges and referents against the truth, and DSGC retention by edge source.
 
     The summary file holds the pooled figures; the run's seeds and encoders, which its
@@ -256,8 +260,10 @@ class InductionSuite:
     domains: tuple[str, ...] = tuple(DOMAINS)
     total_blocks: int = 20
     honeypot: str = "medium"
+    scenarios: str = NEUTRAL
 
     def build(self, config: RunConfig) -> Plan:
+        generate = families.GENERATORS[self.scenarios]
         scenarios = [
             generate(t, s, total_blocks=self.total_blocks, honeypot=self.honeypot)
             for t in self.templates
@@ -267,6 +273,7 @@ class InductionSuite:
 
     def run(self, plan: Plan, config: RunConfig) -> dict[str, Any]:
         return {
+            **families.tag(self.scenarios),
             "suite": self.name,
             "seeds": list(config.seeds),
             "encoders": list(config.encoders),
@@ -277,6 +284,7 @@ class InductionSuite:
 
     def summarize(self, raw: dict[str, Any], config: RunConfig) -> dict[str, Any]:
         return {
+            **families.tag(self.scenarios),
             "seeds": raw["seeds"],
             "encoders": raw["encoders"],
             **summarize(raw["edges"], raw["retention"], raw["sessions"]),
@@ -284,15 +292,16 @@ class InductionSuite:
 
     def render(self, summary: dict[str, Any], out: Path) -> list[Section]:
         body = markdown(summary, summary["encoders"], len(summary["seeds"]))
-        return [Section(self.name, self.title, (body,))]
+        return [Section(self.stem, families.titled(self.title, self.scenarios), (body,))]
 
     def save(self, out: Path, raw: dict[str, Any], summary: dict[str, Any]) -> None:
-        write_json(out / "raw-induction.json", raw)
-        write_json(out / "summary-induction.json", {k: summary[k] for k in SUMMARY_FIELDS})
-        (out / "induction.md").write_text(self.render(summary, out)[0].text + "\n")
+        write_json(out / f"raw-{self.stem}.json", raw)
+        figures = {k: summary[k] for k in (*families.tag(self.scenarios), *SUMMARY_FIELDS)}
+        write_json(out / f"summary-{self.stem}.json", figures)
+        (out / f"{self.stem}.md").write_text(self.render(summary, out)[0].text + "\n")
 
     def load(self, out: Path) -> dict[str, Any] | None:
-        figures, raw = read_json(out / "summary-induction.json"), read_json(out / "raw-induction.json")
+        figures, raw = read_json(out / f"summary-{self.stem}.json"), read_json(out / f"raw-{self.stem}.json")
         if figures is None or raw is None:
             return None
         return {"seeds": raw["seeds"], "encoders": raw["encoders"], **figures}

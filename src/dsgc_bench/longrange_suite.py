@@ -17,7 +17,8 @@ Three measurements per encoder, all deterministic per seed:
    without).
 3. **The agent policy without tool units.**  Working-set support needs tool units, so on
    the paper's suites the agent policy must rank as DSGC: every DSGC run of the main suite
-   (its grid, scenarios and budgets) repeated through a ``MemoryStore`` with its default
+   on the neutral family (the paper family places prerequisites after their dependents, which
+   a store cannot hold) (its grid, scenarios and budgets) repeated through a ``MemoryStore`` with its default
    (agent) parameters, kept blocks compared with the main suite's own ``dsgc_fast.retain``
    call; and the referent sessions with the agent policy beside DSGC, with and without
    pins (orphan rates, ``referents.evaluate``).
@@ -45,7 +46,8 @@ from .bfcl.policies import Embeddings, Policy, baselines
 from .markdown import checks_table, image, table
 from .referent_sessions import generate_all
 from .referents import Prepared, Variant, evaluate
-from .scenarios import Scenario, generate
+from .families import GENERATORS, NEUTRAL
+from .scenarios import Scenario
 from .suite import RunConfig, Section, read_json, write_json
 
 FRACTIONS: tuple[float, ...] = (0.05, 0.10, 0.15, 0.20, 0.25)
@@ -163,8 +165,10 @@ class LongRangeSuite:
 
     def build(self, config: RunConfig) -> Plan:
         convs = {v: longrange.conversations(config.seeds, tools=v == "tool-heavy") for v in VARIANTS}
-        main = [(c, generate(c.template, seed, total_blocks=c.total_blocks, honeypot=c.honeypot))
-                for c in grid.main_grid(config.encoders) if c.method == "dsgc" for seed in config.seeds]
+        # neutral stores: the paper family shuffles chain blocks, so a prerequisite can come after
+        # its dependent, which a MemoryStore (blocks depend on earlier blocks) cannot express
+        main = [(c, GENERATORS[NEUTRAL](c.template, seed, total_blocks=c.total_blocks, honeypot=c.honeypot))
+                for c in grid.main_grid(config.encoders, NEUTRAL) if c.method == "dsgc" for seed in config.seeds]  # fmt: skip
         return Plan(convs, main, [Prepared.of(s) for s in generate_all(config.seeds)])
 
     def run(self, plan: Plan, config: RunConfig) -> dict[str, Any]:

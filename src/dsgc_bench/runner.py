@@ -158,6 +158,7 @@ def record(cond: Condition, scenario: Scenario, out: Outcome, edges: Sequence[tu
         "answer_correct": answer == scenario.answer,
         "retained": [scenario.ids[i] for i in kept],
         "chain_similarity": chain_sim,
+        "by_size": diagnostics.by_size(scenario.ids, scenario.chain, out.rank, out.mask),
         **noise,
         "trace": diagnostics.trace(
             scenario.ids, scenario.chain, scenario.edges, out.rank, out.mask, out.scores, out.similarity
@@ -209,18 +210,21 @@ def run(
     *,
     impl: str = "fast",
     on_run: Callable[[], None] | None = None,
+    generator: Callable[..., Scenario] = generate,
 ) -> list[dict]:
     """Every condition on every seed; records sorted by condition fields, then seed.
 
-    Scenarios are generated once per (template, blocks, honeypot, seed); all texts an encoder
-    needs are encoded in one call before any retention runs (each distinct text once).
+    Scenarios come from ``generator`` (called as ``generator(template, seed, total_blocks=,
+    honeypot=)``; the neutral family's by default), once per (template, blocks, honeypot,
+    seed); all texts an encoder needs are encoded in one call before any retention runs
+    (each distinct text once).
     """
     seeds = list(seeds)
     records = []
     for enc_name in dict.fromkeys(c.encoder for c in conditions):
         conds = [c for c in conditions if c.encoder == enc_name]
         scenarios = {
-            (key, s): generate(key[0], s, total_blocks=key[1], honeypot=key[2])
+            (key, s): generator(key[0], s, total_blocks=key[1], honeypot=key[2])
             for key in dict.fromkeys(c.scenario_key for c in conds)
             for s in seeds
         }

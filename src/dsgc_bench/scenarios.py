@@ -24,15 +24,22 @@ import numpy as np
 
 from dsgc_fast import whitespace_cost
 
-from . import fillers
+from . import fillers, paper_templates
 from .templates import CONTROLS, STRENGTHS, TARGETS, TEMPLATES, Template
 
-__all__ = ["CONTROLS", "STRENGTHS", "TARGETS", "TEMPLATES", "Scenario", "generate"]
+__all__ = ["CONTROLS", "FAMILY_TEMPLATES", "STRENGTHS", "TARGETS", "TEMPLATES", "Scenario", "generate"]
+
+#: the templates of each scenario family, by family name (same template names in each)
+FAMILY_TEMPLATES: dict[str, dict[str, Template]] = {"neutral": TEMPLATES, "paper": paper_templates.TEMPLATES}
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """A generated memory store: blocks in context order plus the labelled chain."""
+    """A generated memory store: blocks in context order plus the labelled chain.
+
+    ``family`` names the generator that made it (``FAMILY_TEMPLATES``), whose template
+    ``template`` reads the answer.
+    """
 
     template: str
     regime: str
@@ -46,6 +53,7 @@ class Scenario:
     query: str
     answer: str
     chain: list[int]
+    family: str = "neutral"
 
     @property
     def n_blocks(self) -> int:
@@ -64,7 +72,8 @@ class Scenario:
 
     def read_answer(self, retained: list[int] | np.ndarray) -> str | None:
         """The template's answer derived from the retained blocks only (None if it cannot be)."""
-        return TEMPLATES[self.template].read_answer(self.query, [self.texts[i] for i in retained])
+        spec = FAMILY_TEMPLATES[self.family][self.template]
+        return spec.read_answer(self.query, [self.texts[i] for i in retained])
 
 
 def _draw_values(t: Template, rng: np.random.Generator) -> tuple[dict[str, str], dict[str, list[str]]]:

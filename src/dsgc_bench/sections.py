@@ -2,7 +2,7 @@
 
 ``render_<suite>(summary, out)`` returns the suite's Markdown blocks (tables, sentences,
 image links) and writes its PNG plots under ``out/plots``; ``INTROS`` holds the paragraph
-that opens each section.
+that opens each section, ``FAMILY_NOTES`` the one that says which scenario family it ran.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import calibration, diagnostics, paper, plots
-from .grid import KHOP_METHODS, LAMBDAS, MAIN_METHODS, MULTIPLIERS, SIZES
+from .grid import KHOP_METHODS, LAMBDAS, MAIN_METHODS, MULTIPLIERS
 from .markdown import table
 from .metrics import find_cell
 from .runner import METHODS
@@ -32,6 +32,11 @@ def _label(method: str) -> str:
 
 def _encoders(s: Summary) -> list[str]:
     return list(s["encoders"])
+
+
+def _plot(out: Path, s: Summary, name: str) -> Path:
+    """Where a suite's figure goes: ``plots/<name>.png``, ``plots/<name>-<family>.png`` for a family other than neutral."""
+    return out / "plots" / (f"{name}-{s['scenarios']}.png" if "scenarios" in s else f"{name}.png")
 
 
 def _image(out: Path, path: Path, alt: str) -> str:
@@ -66,13 +71,17 @@ def render_main(s: Summary, out: Path) -> list[str]:
         + "; ".join(f"{enc}: {v['identical']}/{v['pairs']} runs keep identical blocks" for enc, v in same.items())
         + "."
     )
-    parts.append(_image(out, plots.bars(cells, MAIN_METHODS, out / "plots" / "main-retention.png", "Main suite"), "main suite"))
+    parts.append(_image(out, plots.bars(cells, MAIN_METHODS, _plot(out, s, "main-retention"), "Main suite"), "main suite"))
 
     parts.append("### Table 3: trace diagnostics of every failing DSGC run")
     parts.append(
         "Ranks are 1-based in the policy's score order; the competitor is the lowest-ranked retained "
-        "non-chain block ranked above the displaced block, the margin its score minus the displaced "
-        "block's. Classes: " + "; ".join(f"`{k}` = {v}" for k, v in diagnostics.CLASS_LABELS.items()) + "."
+        "non-chain block ranked above the displaced block. Two margins, both in the policy's score: "
+        "*caption margin* = competitor minus displaced block (the definition in the paper's Table 3 "
+        "caption, \"lowest-retained competitor\"); *paper margin* = top non-chain block minus displaced "
+        "block (what the paper's Table 3 digits are). Classes: "
+        + "; ".join(f"`{k}` = {v}" for k, v in diagnostics.CLASS_LABELS.items())
+        + "."
     )
     parts.append(trace_table([r for r in a["traces"] if r["method"] == "dsgc"]))
     parts.append("Paper, lexical profile: " + "; ".join(
@@ -84,8 +93,18 @@ def render_main(s: Summary, out: Path) -> list[str]:
     return parts
 
 
+def paper_margin(row: dict[str, Any], displaced: dict[str, Any]) -> float | None:
+    """The paper's Table 3 margin: the top non-chain block's score minus the displaced block's."""
+    top = row["top_non_chain_score"]
+    return None if top is None else top - displaced["score"]
+
+
+def _margin(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
 def trace_table(rows: Sequence[dict[str, Any]]) -> str:
-    """Table 3 layout: one line per displaced chain block of each failing run."""
+    """Table 3 layout: one line per displaced chain block of each failing run, both margins."""
     if not rows:
         return "_No failing runs._"
     body = []
@@ -101,15 +120,15 @@ def trace_table(rows: Sequence[dict[str, Any]]) -> str:
                     r["top_non_chain"],
                     d["block"],
                     d["competitor"] or "— (budget spent on the chain)",
-                    "—" if d["margin"] is None else f"{d['margin']:.3f}",
+                    _margin(d["margin"]),
+                    _margin(paper_margin(r, d)),
                     "yes" if d["indirect"] else "no",
                     d["class"],
                 )
             )
-    return table(
-        ["encoder", "template", "seed", "ranks (c1..ck)", "top non-chain", "displaced", "competitor", "margin", "Def. 1", "class"],
-        body,
-    )
+    header = ["encoder", "template", "seed", "ranks (c1..ck)", "top non-chain", "displaced", "competitor",
+              "caption margin", "paper margin", "Def. 1", "class"]
+    return table(header, body)
 
 
 def _class_table(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> str:
@@ -148,7 +167,7 @@ def render_lambda(s: Summary, out: Path) -> list[str]:
         "Similarity-only for reference: "
         + "; ".join(f"{c['encoder']} {c['template']} {_ms(c)}" for c in sim)
         + ".",
-        _image(out, plots.lines(dsgc, x="lambda_pi", series="method", path=out / "plots" / "lambda.png",
+        _image(out, plots.lines(dsgc, x="lambda_pi", series="method", path=_plot(out, s, "lambda"),
                                 title="DSGC retention vs lambda_pi", xlabel="lambda_pi"), "lambda sweep"),
     ]
 
@@ -170,7 +189,7 @@ def render_budget(s: Summary, out: Path) -> list[str]:
         "Recency (sliding window) at M = 2, pooled over templates: "
         + "; ".join(f"{enc} {_pooled([c for c in recency if c['encoder'] == enc]):.2f}" for enc in _encoders(s))
         + f" (paper, lexical: {paper.RECENCY_ALL_TEMPLATES:.2f}).",
-        _image(out, plots.lines(cells, x="multiplier", series="method", path=out / "plots" / "budget.png",
+        _image(out, plots.lines(cells, x="multiplier", series="method", path=_plot(out, s, "budget"),
                                 title="Retention vs budget multiplier M", xlabel="budget multiplier M"), "budget curve"),
     ]
 
@@ -182,10 +201,10 @@ def render_scaling(s: Summary, out: Path) -> list[str]:
         return paper.TABLE6.get((m["encoder"], m["template"], v)) if m["method"] == "dsgc" else None
 
     return [
-        _pivot(cells, ("encoder", "template", "method"), "total_blocks", SIZES, ref),
+        _pivot(cells, ("encoder", "template", "method"), "total_blocks", sorted({c["total_blocks"] for c in cells}), ref),
         "Failing runs by class:",
         _class_table(s["analysis"]["class_counts"], ("encoder", "method", "total_blocks")),
-        _image(out, plots.lines(cells, x="total_blocks", series="method", path=out / "plots" / "scaling.png",
+        _image(out, plots.lines(cells, x="total_blocks", series="method", path=_plot(out, s, "scaling"),
                                 title="Retention vs context size", xlabel="total blocks", logx=True), "context scaling"),
     ]
 
@@ -211,7 +230,7 @@ def render_khop(s: Summary, out: Path) -> list[str]:
         table(["encoder", "template", "blocks", "method", "one-hop failures", "recovered", "new failures"], rows)
         if rows
         else "_No failing runs at any hop count._",
-        _image(out, plots.lines(cells, x="total_blocks", series="method", path=out / "plots" / "khop.png",
+        _image(out, plots.lines(cells, x="total_blocks", series="method", path=_plot(out, s, "khop"),
                                 title="k-hop propagation vs context size", xlabel="total blocks", logx=True), "k-hop"),
     ]
 
@@ -235,23 +254,51 @@ def render_graph_noise(s: Summary, out: Path) -> list[str]:
         "Failing runs in which a block lifted by a spurious edge was retained ahead of the displaced chain block:",
         table(["encoder", "template", "noise", *(f"rate {r:g}" for r in rates)],
               [(*key, *(v.get(r, 0) for r in rates)) for key, v in lifted.items()]),
-        _image(out, plots.lines(curve, x="noise_rate", series="noise", path=out / "plots" / "graph-noise.png",
+        _image(out, plots.lines(curve, x="noise_rate", series="noise", path=_plot(out, s, "graph-noise"),
                                 title="DSGC retention vs edge noise", xlabel="noise rate (fraction of |E|)"), "graph noise"),
     ]
 
 
+def _kept_by_size(row: dict[str, Any] | None) -> str:
+    return "—" if row is None else f"{row['successes_by_size']}/{row['successes']}"
+
+
 def render_honeypot(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
+    strengths = ("easy", "medium", "hard")
+    wins = [w for w in s["analysis"]["by_size"] if w["method"] == "similarity"]
+    rows = [
+        (enc, t, *(_kept_by_size(find_cell(wins, encoder=enc, template=t, honeypot=h)) for h in strengths))
+        for enc, t in dict.fromkeys((w["encoder"], w["template"]) for w in wins)
+    ]
     return [
-        _pivot(cells, ("encoder", "template", "method"), "honeypot", ("easy", "medium", "hard")),
+        _pivot(cells, ("encoder", "template", "method"), "honeypot", strengths),
+        "Similarity-only successes kept by size (of all its successes), per strength:",
+        table(["encoder", "template", *strengths], rows),
         "Failing runs by class:",
         _class_table(s["analysis"]["class_counts"], ("encoder", "method", "honeypot")),
         _image(out, plots.lines([{**c, "strength": ("easy", "medium", "hard").index(c["honeypot"])} for c in cells],
-                                x="strength", series="method", path=out / "plots" / "honeypot.png",
+                                x="strength", series="method", path=_plot(out, s, "honeypot"),
                                 title="Retention vs honeypot strength", xlabel="honeypot strength (0 easy, 1 medium, 2 hard)"),
                "honeypot strength"),
     ]
 
+
+FAMILY_NOTES: dict[str, str] = {
+    "paper": (
+        "Scenarios: the `paper` family (`paper_family.py`), a generator with the paper's mechanisms: 16 "
+        "generic fillers drawn with replacement (identical copies tie), the chain at random positions "
+        "in any order, every query ending in \" Answer yes or no.\". The fixed thresholds of the "
+        "checks below were set when the `neutral` family was calibrated; the `paper` family is compared "
+        "with the paper's own figures, cell by cell, in \"The paper's 53 cells\"."
+    ),
+    "neutral": (
+        "Scenarios: the `neutral` family (`scenarios.py`), our own generator: fillers drawn without "
+        "replacement from 12,000 distinct notes, c1 the oldest chain block, no query suffix. Its "
+        "verdicts on the paper's claims measure this generator, not the paper's (section \"The "
+        "`neutral` generator and the paper's\")."
+    ),
+}
 
 INTROS: dict[str, str] = {
     "main": (
@@ -267,7 +314,8 @@ INTROS: dict[str, str] = {
         "C = ceil(M * L(q)). The paper predicts that at M = 1 both policies struggle, at M = 2 DSGC "
         "separates from similarity-only and at M = 5 the gap narrows, and that the recency "
         "(sliding-window) baseline keeps the full chain in about 0.07 of runs. Recency keeps the "
-        "newest blocks; chain blocks sit at random positions, c1 the oldest of them."
+        "newest blocks; chain blocks sit at random positions (in the neutral family c1 is the oldest "
+        "of them, in the paper family they come in any order)."
     ),
     "scaling": (
         "The chain and honeypots stay fixed while fillers are added; the budget stays ceil(2 * L(q)). "
@@ -290,22 +338,28 @@ INTROS: dict[str, str] = {
     "graph-noise": (
         "The paper predicts an asymmetry: a missing edge only removes support (DSGC falls back towards "
         "similarity-only for that block), while a spurious edge lifts an unrelated block through pi, "
-        "which can then displace a chain block. Drop: each true edge removed with probability p. "
-        "Spurious: rate * |E| wrong edges in expectation, from a random block or from a honeypot to a "
-        "random other block. A failure counts as lifted when a block some spurious edge points at was "
-        "retained ahead of the displaced chain block."
+        "which can then displace a chain block. That a displacement pushes DSGC below the "
+        "similarity-only floor is our stronger prediction, checked separately. Drop: each true edge "
+        "removed with probability p. Spurious: rate * |E| wrong edges in expectation, from a random "
+        "block or from a honeypot to a random other block. A failure counts as lifted when a block "
+        "some spurious edge points at was retained ahead of the displaced chain block."
     ),
     "honeypot": (
-        "Easy honeypots share one decisive word with the query; medium ones (the main suite) share its "
-        "decisive vocabulary about other entities; hard ones add the query's own entity or a rule for "
-        "another clearance or profile (near-confounders; the answer reader still finds one answer)."
+        "The paper reports no results per honeypot strength; the checks here are our predictions, per "
+        "template. Easy honeypots share one decisive word with the query; medium ones (the main suite) "
+        "share its decisive vocabulary; hard ones add the query's own entity or a rule for another "
+        "clearance or profile (near-confounders; the answer reader still finds one answer). A "
+        "similarity-only success is flagged as kept by size when first-fit kept a chain block after "
+        "skipping a higher-ranked block that did not fit: the budget's arithmetic, not the ranking, "
+        "saved the chain."
     ),
 }
 
 
-def calibration_parts() -> list[str]:
-    """The calibration history of the templates, as report blocks under their own heading."""
-    parts = ["## Calibration history", calibration.__doc__.split("\n\n", 1)[1].strip()]
-    for v in calibration.HISTORY:
+def calibration_parts(family: str) -> list[str]:
+    """The calibration history of the family's templates, as report blocks under their own heading."""
+    intro, history = calibration.HISTORIES[family]
+    parts = [f"## Calibration history, `{family}` scenarios", intro]
+    for v in history:
         parts.append(f"**{v.name}.** {v.change}\n\n*Measured:* {v.measured}\n\n*Verdict:* {v.verdict}")
     return parts

@@ -154,7 +154,8 @@ class SuiteSequence:
     A member whose ``build`` raises ``Unavailable`` is skipped (logged): its plan, raw and
     summary are None and it saves nothing.  ``render`` skips members whose summary is None
     (not run into that folder), so the sequence of every suite renders whatever a folder
-    holds.
+    holds.  ``with_scenarios`` switches every member that has scenario families (members
+    without keep theirs; duplicates are dropped).
     """
 
     name: str
@@ -187,3 +188,7 @@ class SuiteSequence:
 
     def load(self, out: Path) -> tuple[Any, ...]:
         return tuple(m.load(out) for m in self.members)
+
+    def with_scenarios(self, family: str) -> SuiteSequence:
+        switched = (m.with_scenarios(family) if hasattr(m, "with_scenarios") else m for m in self.members)
+        return SuiteSequence(self.name, self.title, tuple(dict.fromkeys(switched)))

@@ -41,6 +41,8 @@ class Template:
     honeypots: Mapping[str, tuple[str, ...]]
     n_honeypots: int
     verdict: Callable[[Mapping[str, str]], str]
+    #: text appended to every query (the reader ignores it)
+    suffix: str = ""
 
     @property
     def depth(self) -> int:
@@ -52,7 +54,7 @@ class Template:
         Each chain pattern must be matched, consistently with the slots bound so far, by
         exactly one fact among ``texts``; a missing link or two conflicting facts give None.
         """
-        bound = self.query.read(query)
+        bound = self.query.read(query.removesuffix(self.suffix))
         if bound is None:
             raise ValueError(f"query {query!r} does not fit template {self.name!r}")
         for pattern in self.chain:
@@ -67,12 +69,12 @@ def _permission(values: Mapping[str, str]) -> str:
     return "yes" if values["permission"] == "may" else "no"
 
 
-def _expense(values: Mapping[str, str]) -> str:
+def expense_verdict(values: Mapping[str, str]) -> str:
     amount = int(values["amount"])
     return "yes" if amount <= int(values["threshold"]) and amount <= int(values["budget"]) else "no"
 
 
-def _threshold(values: Mapping[str, str]) -> str:
+def threshold_verdict(values: Mapping[str, str]) -> str:
     return "yes" if int(values["reading"]) > int(values["limit"]) else "no"
 
 
@@ -114,7 +116,7 @@ EXPENSE = Template(
         ),
     },
     n_honeypots=4,
-    verdict=_expense,
+    verdict=expense_verdict,
 )
 
 THRESHOLD = Template(
@@ -154,7 +156,7 @@ THRESHOLD = Template(
         ),
     },
     n_honeypots=4,
-    verdict=_threshold,
+    verdict=threshold_verdict,
 )
 
 ROLE = Template(

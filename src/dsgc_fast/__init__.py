@@ -18,6 +18,7 @@ from dsgc_ref.contract import (
 
 from ._archive_access import ArchiveLockedError
 from .batch import BatchRetention, retain_batch
+from .embeddings import QuantizedEmbeddings, TiledEmbeddings
 from .engine import retain
 from .graph import DependencyGraph
 from .history import SelectCache, Selection, min_budget, select
@@ -34,12 +35,14 @@ __all__ = [
     "DependencyGraph",
     "MemoryStore",
     "Params",
+    "QuantizedEmbeddings",
     "Reason",
     "ReferentEvictionError",
     "ReferentIndex",
     "Retention",
     "SelectCache",
     "Selection",
+    "TiledEmbeddings",
     "min_budget",
     "orphans",
     "pin_closure",

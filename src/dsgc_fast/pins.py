@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dsgc_ref.contract import BindingTable, ReferentEvictionError, is_integer_scalar, whitespace_cost
+from dsgc_ref.contract import (
+    BindingTable,
+    ReferentEvictionError,
+    check_referent_lists,
+    is_integer_scalar,
+    referent_block_count,
+    whitespace_cost,
+)
 
 from . import _validate
 from .kernels import closure as closure_kernels
@@ -91,8 +98,8 @@ class ReferentIndex:
         cls, uses: Any, binds: Any, *, order: Any = None, binders: Mapping[Hashable, int] | None = None
     ) -> ReferentIndex:
         """From ``uses[i]`` (referent names) and ``binds[i]`` (referent -> value) lists."""
-        n = _validate.referent_block_count(uses, binds)
-        use_lists, bind_maps = _validate.referent_lists(uses, binds, n)
+        n = referent_block_count(uses, binds)
+        use_lists, bind_maps = check_referent_lists(uses, binds, n)
         pos = _positions(_validate.order(order, n))
         ids: dict[Hashable, int] = {}
         live: list[int] = []
@@ -215,7 +222,7 @@ def pin_closure(
     binders: Mapping[Hashable, int] | None = None,
 ) -> Indices:
     """Sorted int64 indices that must stay while ``roots`` stay: the roots and their closure."""
-    n = referents.n if referents is not None else _validate.referent_block_count(uses, binds)
+    n = referents.n if referents is not None else referent_block_count(uses, binds)
     index = as_index(n, uses, binds, referents, order, binders)
     return np.flatnonzero(closure(index, _validate.indices("roots", roots, n)))
 
@@ -307,7 +314,7 @@ def orphans(
 
     Works for the retained set of any policy; a referent resolved by ``table`` is not orphaned.
     """
-    n = referents.n if referents is not None else _validate.referent_block_count(uses, binds)
+    n = referents.n if referents is not None else referent_block_count(uses, binds)
     index = as_index(n, uses, binds, referents, order, binders)
     kept = np.zeros(n, dtype=np.bool_)
     kept[_validate.indices("retained", retained, n)] = True

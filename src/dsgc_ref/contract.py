@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, TypedDict
@@ -137,6 +137,54 @@ def check_budget(budget: Any) -> int:
     if b > INT64_MAX:
         raise ValueError(f"budget must be at most 2**63 - 1, got {b}")
     return b
+
+
+def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hashable]], list[dict[Hashable, Any]]]:
+    """Validate the list form of referents; return (use lists, bind dicts), one per block.
+
+    ``uses[i]`` is a collection of hashable referent names and ``binds[i]`` a mapping
+    referent -> value; either may be None (nothing), and so may each entry.
+    """
+    if uses is None:
+        use_lists: list[list[Hashable]] = [[] for _ in range(n)]
+    else:
+        uses = list(uses)
+        if len(uses) != n:
+            raise ValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
+        use_lists = []
+        for i, u in enumerate(uses):
+            if u is None:
+                use_lists.append([])
+                continue
+            if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
+                raise TypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
+            items = list(u)
+            for x in items:
+                if not isinstance(x, Hashable):
+                    raise TypeError(f"uses[{i}] holds an unhashable referent {x!r}")
+            use_lists.append(items)
+    if binds is None:
+        bind_maps: list[dict[Hashable, Any]] = [{} for _ in range(n)]
+    else:
+        binds = list(binds)
+        if len(binds) != n:
+            raise ValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
+        bind_maps = []
+        for i, b in enumerate(binds):
+            if b is None:
+                bind_maps.append({})
+            elif isinstance(b, Mapping):
+                bind_maps.append(dict(b))
+            else:
+                raise TypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
+    return use_lists, bind_maps
+
+
+def referent_block_count(uses: Any, binds: Any) -> int:
+    """The store size implied by the list form (``uses`` or ``binds``; not both None)."""
+    if uses is None and binds is None:
+        raise ValueError("uses and binds cannot both be None: one of them gives the number of blocks")
+    return len(uses) if uses is not None else len(binds)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:

@@ -27,6 +27,41 @@ def similarities(q: Sequence[float], embs: Sequence[Sequence[float]]) -> list[fl
     return [dot(q, e) for e in embs]
 
 
+def integer_weights(w: Sequence[float]) -> tuple[list[int], float]:
+    """(Q, 2**-k): the weights w as integers Q_t = round_half_even(w_t * 2**k), |Q_t| <= 2**14.
+
+    k = 14 - E where max_t |w_t| = m * 2**E with 0.5 <= m < 1 (``math.frexp``); k = 0 when
+    every w_t is 0.
+    """
+    top = max((abs(x) for x in w), default=0.0)
+    k = 14 - math.frexp(top)[1] if top > 0 else 0
+    return [round(math.ldexp(x, k)) for x in w], math.ldexp(1.0, -k)
+
+
+def quantized_similarities(
+    q: Sequence[float],
+    codes: Sequence[Sequence[int]],
+    scale: Sequence[float],
+    step: Sequence[float] | None = None,
+    offset: Sequence[float] | None = None,
+) -> list[float]:
+    """a_i of int8 codes standing for e_{i,t} ~ s_i * h_t * c_{i,t} + o_t (h = 1, o = 0 if None).
+
+    w_t = q_t * h_t; (Q, u) = ``integer_weights(w)``; S_i = sum_t Q_t * c_{i,t} (an exact
+    integer); a_i = (S_i * u) * s_i, plus b = ``dot(q, o)`` when an offset is given.  ``scale``
+    holds one value per row, or one for every row.
+    """
+    w = list(q) if step is None else [qt * ht for qt, ht in zip(q, step)]
+    weights, unit = integer_weights(w)
+    b = None if offset is None else dot(q, offset)
+    out = []
+    for i, row in enumerate(codes):
+        total = sum(wt * c for wt, c in zip(weights, row))
+        a = (float(total) * unit) * scale[i if len(scale) > 1 else 0]
+        out.append(a if b is None else a + b)
+    return out
+
+
 def softmax(a: Sequence[float], tau: float, order: Sequence[int] | None = None) -> list[float]:
     """r_i = exp((a_i - max_k a_k) / tau) / sum_k exp((a_k - max_k a_k) / tau).
 

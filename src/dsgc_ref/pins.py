@@ -15,51 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .contract import BindingTable, ReferentEvictionError, is_integer_scalar
-
-
-def check_referents(uses: Any, binds: Any, n: int) -> tuple[list[list[Hashable]], list[dict[Hashable, Any]]]:
-    """Validate the list form: ``uses[i]`` a collection of referents, ``binds[i]`` a mapping."""
-    if uses is None:
-        use_lists: list[list[Hashable]] = [[] for _ in range(n)]
-    else:
-        uses = list(uses)
-        if len(uses) != n:
-            raise ValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
-        use_lists = []
-        for i, u in enumerate(uses):
-            if u is None:
-                use_lists.append([])
-                continue
-            if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
-                raise TypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
-            items = list(u)
-            for x in items:
-                if not isinstance(x, Hashable):
-                    raise TypeError(f"uses[{i}] holds an unhashable referent {x!r}")
-            use_lists.append(items)
-    if binds is None:
-        bind_maps: list[dict[Hashable, Any]] = [{} for _ in range(n)]
-    else:
-        binds = list(binds)
-        if len(binds) != n:
-            raise ValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
-        bind_maps = []
-        for i, b in enumerate(binds):
-            if b is None:
-                bind_maps.append({})
-            elif isinstance(b, Mapping):
-                bind_maps.append(dict(b))
-            else:
-                raise TypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
-    return use_lists, bind_maps
-
-
-def n_blocks(uses: Any, binds: Any) -> int:
-    """The store size implied by the list form (``uses`` or ``binds``; not both None)."""
-    if uses is None and binds is None:
-        raise ValueError("uses and binds cannot both be None: one of them gives the number of blocks")
-    return len(uses) if uses is not None else len(binds)
+from .contract import BindingTable, ReferentEvictionError, check_referent_lists, is_integer_scalar, referent_block_count
 
 
 def live_binders(
@@ -123,7 +79,7 @@ def pin_closure(
     binders: Mapping[Hashable, int] | None = None,
 ) -> list[int]:
     """Sorted indices that must stay while ``roots`` stay: the roots and their closure."""
-    use_lists, bind_maps = check_referents(uses, binds, n_blocks(uses, binds))
+    use_lists, bind_maps = check_referent_lists(uses, binds, referent_block_count(uses, binds))
     n = len(use_lists)
     live = live_binders(bind_maps, list(range(n)) if order is None else order, binders)
     root_list = [int(r) for r in roots]
@@ -204,7 +160,7 @@ def orphans(
 
     A referent resolved by ``table`` is not orphaned.  Works for any retained set.
     """
-    use_lists, bind_maps = check_referents(uses, binds, n_blocks(uses, binds))
+    use_lists, bind_maps = check_referent_lists(uses, binds, referent_block_count(uses, binds))
     n = len(use_lists)
     live = live_binders(bind_maps, list(range(n)) if order is None else order, binders)
     kept = set(int(i) for i in retained)
