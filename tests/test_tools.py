@@ -64,3 +64,10 @@ def test_the_streaming_floor_reads_every_stored_element():
     out = np.empty(50, np.int64)
     floor._INT[0](np.ones((50, 7), np.int8), out)
     assert (out == 7).all()
+
+
+def test_select_speed_runs(capsys, monkeypatch):
+    pytest.importorskip("langchain_core", reason="trim_messages needs langchain-core (the integrations extra)")
+    run_script("select_speed.py", ["--sizes", "40", "--rounds", "1"], monkeypatch)
+    out = capsys.readouterr().out
+    assert "| trim_messages | select, grown |" in out and "\n| 40 | " in out
