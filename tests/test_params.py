@@ -18,7 +18,8 @@ from dsgc_ref.contract import PARAM_NAMES, ParamOverrides, Params
 
 #: a non-default value for every field
 CHANGED = dict(
-    policy="no_graph", selection="prefix", lambda_pi=0.5, tau=0.5, hops=2, decay=0.25, density_exponent=0.5, recency_decay=0.5
+    policy="no_graph", selection="prefix", lambda_pi=0.5, tau=0.5, hops=2, decay=0.25, density_exponent=0.5, recency_decay=0.5,
+    working_weight=2.0,
 )
 
 

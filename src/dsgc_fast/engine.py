@@ -106,9 +106,10 @@ def retain(
     costing ``cost_fn(table.text)``; if roots plus table still exceed it,
     ``ReferentEvictionError``.
 
-    The agent policy adds working-set support: rho_i = recency_decay^(u_i - 1) * max_k r_k
-    for a block of working age u_i >= 1, and I_i = (r_i + lambda_pi * (pi_i + rho_i)) /
-    max(c_i, 1) ** density_exponent.  Without ages it ranks exactly as dsgc.
+    The agent policy adds working-set support: rho_i = recency_decay^(u_i - 1) *
+    working_weight / N (1/N: the mean relevance) for a block of working age u_i >= 1, and
+    I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** density_exponent.  Without ages
+    it ranks exactly as dsgc.
     """
     p = Params.of(params, **overrides)
     budget = check_budget(budget)

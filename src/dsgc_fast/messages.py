@@ -20,8 +20,8 @@ Working ages.  For the agent policy (the store's default), ``compact_messages`` 
 tool call and tool result before the newest user message its working age: the number of
 units back from that message, where a unit is an assistant message with its tool results,
 or any other single message (``working_ages``).  The newest tool unit before the question is
-age 1; the agent policy lifts it by rho = max_k r_k and each older one by a further factor
-``recency_decay``.  Plain messages get no working-set support, so a conversation without
+age 1; the agent policy lifts it by rho = working_weight / N (that many mean relevances)
+and each older one by a further factor ``recency_decay``.  Plain messages get no working-set support, so a conversation without
 tools is ranked exactly as by the paper's rule.
 
 Annotations.  A message may carry a ``"dsgc"`` object with ``id``, ``depends_on``, ``binds``,

@@ -9,7 +9,7 @@ The equations are those of ``dsgc_ref.equations``:
     a_i  = <q, e_i>                         (left to right over the dimension, float64)
     r    = sum_k w_k softmax(a_k / tau)     (one query: softmax(a / tau))
     pi_i = sum_{h=1..k} decay^(h-1) sum_{j in D_h(i)} r_j   (k = 1: the paper's one hop)
-    rho_i = gamma^(u_i - 1) max_k r_k      (the agent policy's working-set support, age u_i >= 1)
+    rho_i = gamma^(u_i - 1) kappa / N      (the agent policy's working-set support, age u_i >= 1)
     I_i  = per policy: a_i, (r_i + lambda_pi pi_i) / max(c_i, 1)^p, the position in order, or
            (r_i + lambda_pi (pi_i + rho_i)) / max(c_i, 1)^p
 """
@@ -252,7 +252,7 @@ def score(
     relevance, support = relevance_and_support(a, weights, params, graph, seq)
     working = np.zeros(n)
     if rule == scoring.AGENT:
-        scoring.working_support(ages, relevance, params.recency_decay, working)
+        scoring.working_support(ages, params.recency_decay, params.working_weight, working)
     scores = np.empty(n, dtype=np.float64)
     scoring.rule_scores(rule, similarity, relevance, support, working, cost, lam, params.density_exponent, seq, scores)
     keep_reason = np.empty(n, dtype=np.int8)

@@ -238,9 +238,9 @@ def retain(
     newest-binder rule.  ``recency`` with pins is the recency-plus-pin fallback.
 
     Policy ``agent`` reads ``ages``, each block's working age u_i (0: none; 1: the newest
-    working unit): rho_i = recency_decay^(u_i - 1) * max_k r_k and
-    I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** density_exponent; without
-    ages it ranks exactly as ``dsgc``.
+    working unit): rho_i = recency_decay^(u_i - 1) * working_weight / N (1/N: the mean
+    relevance) and I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** density_exponent;
+    without ages it ranks exactly as ``dsgc``.
     """
     p = Params.of(params, **overrides)
     budget = check_budget(budget)
@@ -278,7 +278,7 @@ def retain(
         support = eq.propagate_k_hop(relevance, deps, p.hops, p.decay, seq)
 
     lam = p.effective_lambda
-    working = eq.working_support(age, relevance, p.recency_decay) if ages is not None else [0.0] * n
+    working = eq.working_support(age, p.recency_decay, p.working_weight) if ages is not None else [0.0] * n
     if p.policy == "similarity":
         scores = similarity
     elif p.policy == "recency":

@@ -223,21 +223,27 @@ def combine(
     return [b / density_weight(c, density_exponent) for b, c in zip(base, costs)]
 
 
-def working_support(ages: Sequence[int], r: Sequence[float], gamma: float) -> list[float]:
-    """rho_i = gamma^(u_i - 1) * max_k r_k for working age u_i >= 1, else 0.0 (the agent policy).
+def working_support(ages: Sequence[int], gamma: float, kappa: float) -> list[float]:
+    """rho_i = gamma^(u_i - 1) * kappa / N for working age u_i >= 1, else 0.0 (the agent policy).
 
-    The weights follow w_1 = 1.0, w_(u+1) = w_u * gamma, one multiplication per unit back, so
-    the bits do not depend on how a power is computed.  ``max_k r_k`` puts the support on the
-    scale of the relevance: it is the relevance of the query's own block whenever the query
-    is a block of the store.
+    N = len(ages) is the number of blocks, so 1/N is the mean relevance (the softmax sums to
+    1, and so does a mixture of softmaxes): the newest working unit gets kappa mean
+    relevances of support and each older one a factor gamma less.  With lambda_pi = 1 and no
+    density weight, a block outranks a working block of age u exactly when its r + pi exceeds
+    the working block's by more than kappa * gamma^(u-1) / N, which a block the query asks
+    for explicitly can have.  (Scaled by max_k r_k instead, the query's own relevance when
+    the query is a block of the store, the working set would outrank every other block.)
+    The scale s = kappa / N is one division; the weights follow w_1 = 1.0,
+    w_(u+1) = w_u * gamma (one multiplication per unit back), so the bits do not depend on
+    how a power is computed; rho_i = w_(u_i) * s.
     """
-    if not r:
+    if not ages:
         return []
-    top = max(r)
+    scale = kappa / len(ages)
     weights = [1.0]
-    for _ in range(max(ages, default=0) - 1):
+    for _ in range(max(ages) - 1):
         weights.append(weights[-1] * gamma)
-    return [weights[u - 1] * top if u >= 1 else 0.0 for u in ages]
+    return [weights[u - 1] * scale if u >= 1 else 0.0 for u in ages]
 
 
 def combine_agent(

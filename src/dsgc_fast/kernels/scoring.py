@@ -270,19 +270,21 @@ def rule_scores(rule, sim, rel, pi, rho, costs, lambda_pi, density_exponent, ord
 
 
 @numba.njit(**JIT)
-def working_support(ages, r, gamma, out):
-    """out_i = gamma^(u_i - 1) * max_k r_k for working age u_i >= 1, else 0.0.
+def working_support(ages, gamma, kappa, out):
+    """out_i = gamma^(u_i - 1) * kappa / N for working age u_i >= 1, else 0.0 (N = len(ages)).
 
-    The weights follow w_1 = 1.0, w_(u+1) = w_u * gamma (one multiplication per unit back),
-    as in ``dsgc_ref.equations.working_support``; ``r`` is non-empty.
+    1/N is the mean relevance.  The scale s = kappa / N is one division; the weights follow
+    w_1 = 1.0, w_(u+1) = w_u * gamma (one multiplication per unit back) and out_i = w_(u_i) * s,
+    as in ``dsgc_ref.equations.working_support``; ``ages`` is non-empty.
     """
-    top = maximum(r)
+    n = ages.shape[0]
+    scale = kappa / np.float64(n)
     oldest = 0
-    for i in range(ages.shape[0]):
+    for i in range(n):
         oldest = max(oldest, ages[i])
     weights = np.empty(max(oldest, 1), dtype=np.float64)
     weights[0] = 1.0
     for u in range(1, oldest):
         weights[u] = weights[u - 1] * gamma
-    for i in range(ages.shape[0]):
-        out[i] = weights[ages[i] - 1] * top if ages[i] >= 1 else 0.0
+    for i in range(n):
+        out[i] = weights[ages[i] - 1] * scale if ages[i] >= 1 else 0.0
