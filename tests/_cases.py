@@ -56,6 +56,7 @@ def retention_cases(draw, max_n: int = 300, max_d: int = 12):
     if kwargs["policy"] == "agent" and draw(st.booleans()):  # working ages, many zeros
         kwargs["ages"] = rng.integers(0, min(n, 6) + 1, size=n) * (rng.random(n) < 0.5)
         kwargs["recency_decay"] = draw(st.sampled_from([1.0, 0.85, 0.5, 1e-3]))
+        kwargs["working_weight"] = draw(st.sampled_from([8.0, 0.0, 1.0, 0.3, 1e6]))
     if np.ndim(q) == 2 and draw(st.booleans()):
         kwargs["query_weights"] = rng.random(q.shape[0]) + 0.01
     return q, embs, costs, budget, kwargs

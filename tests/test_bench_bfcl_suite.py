@@ -14,7 +14,7 @@ pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed (pip install
 from dsgc_bench import cli  # noqa: E402
 from dsgc_bench.bfcl import data  # noqa: E402
 from dsgc_bench.bfcl.agent import CANDIDATES  # noqa: E402
-from dsgc_bench.bfcl.suite import DEFAULT, LABELS, BfclSuite  # noqa: E402
+from dsgc_bench.bfcl.suite import DEFAULT, LABELS, PADDED, BfclSuite  # noqa: E402
 from dsgc_bench.suite import RunConfig, Suite, SuiteSequence, execute  # noqa: E402
 
 SMALL = BfclSuite(sessions=2)
@@ -45,6 +45,8 @@ def test_files_are_deterministic_and_complete(folders):
     assert {c["policy"] for c in raw["cells"] if c["table"] == "policies"} == set(LABELS)
     assert {c["policy"] for c in raw["cells"] if c["table"] == "candidates"} == set(CANDIDATES)
     assert all(len(c["kept"]) == len(raw["points"]) for c in raw["cells"] if c["table"] in ("policies", "candidates"))
+    assert {c["policy"] for c in raw["cells"] if c["table"] == "padded"} == set(PADDED)
+    assert all(len(c["kept"]) == len(raw["padded_points"]) == len(raw["points"]) for c in raw["cells"] if c["table"] == "padded")
 
 
 def test_summary_claims_and_report(folders):

@@ -7,7 +7,8 @@ from dsgc_bench.bfcl.policies import Embeddings, recency_first_fit, similarity
 from dsgc_bench.bfcl.metrics import kept_values
 from dsgc_bench.longrange import KINDS, PROBES, conversation, points, to_point
 from dsgc_fast.encoders import make_encoder
-from dsgc_fast.messages import check_messages
+from dsgc_fast import MemoryStore
+from dsgc_fast.messages import add_messages, check_messages, compact_messages
 
 
 def test_deterministic_and_well_formed():
@@ -53,3 +54,19 @@ def test_probes_replace_the_question():
     for question in PROBES:
         point = to_point(conv, question)
         assert point.texts[-1] == question and point.texts[:-1] == to_point(conv).texts[:-1]
+
+
+def test_recent_tool_units_leave_room_for_the_fact_asked_for():
+    """Tool-heavy chat, 5% budget, lexical: the store default keeps the fact turn the question
+    asks for.  With a working weight so large that the working set outranks every block (what
+    the support scaled by the query's own relevance did), tool units fill the budget instead."""
+    conv = conversation(0, "name", tools=True)
+    budget = to_point(conv).budget(0.05)
+
+    def fact_kept(**options):
+        with MemoryStore(encoder=make_encoder("lexical")) as store:
+            ids = add_messages(store, list(conv.messages))
+            return ids[conv.fact_index] in compact_messages(store, budget, **options).kept
+
+    assert fact_kept()
+    assert not fact_kept(working_weight=1e6)

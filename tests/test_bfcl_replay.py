@@ -16,6 +16,7 @@ from dsgc_bench.bfcl.agent import CANDIDATES, RECOMMENDED  # noqa: E402
 from dsgc_bench.bfcl.check import check_all  # noqa: E402
 from dsgc_bench.bfcl.data import SPLITS, load_sessions  # noqa: E402
 from dsgc_bench.bfcl.metrics import score  # noqa: E402
+from dsgc_bench.bfcl.padded import padded  # noqa: E402
 from dsgc_bench.bfcl.points import transcript_points  # noqa: E402
 from dsgc_bench.bfcl.policies import Embeddings, baselines  # noqa: E402
 from dsgc_bench.bfcl.replay import parse_call, replay  # noqa: E402
@@ -79,3 +80,23 @@ def test_prototypes_reproduce_the_store_and_units_stay_whole(transcripts):
         for policy in (RECOMMENDED, rules["store-recency"], rules["store-annotated"]):
             got = score(p, policy(p, emb, budget), budget)
             assert got.broken == 0 and got.used <= budget
+
+
+def test_padded_points_add_blocks_but_no_room_and_no_needed_values(transcripts):
+    """A padded point: the earlier sessions' histories first, the point unchanged after them."""
+    points = [p for tr in transcripts for p in transcript_points(tr)]
+    before = [(p.messages, p.needed, dict(p.holders)) for p in points]
+    padded_points = padded(points, 2)
+    assert before == [(p.messages, p.needed, dict(p.holders)) for p in points]  # the input is not changed
+    grew = 0
+    for p, q in zip(points, padded_points):
+        shift = q.n - p.n
+        grew += shift > 0
+        check_messages(list(q.messages))  # call ids stay unique and paired
+        assert q.messages[shift:] == p.messages and q.texts[shift:] == p.texts
+        assert q.needed == p.needed and q.holders == {v: tuple(h + shift for h in p.holders[v]) for v in p.needed}
+        assert [q.budget(f) for f in (0.25, 0.5)] == [p.budget(f) for f in (0.25, 0.5)]
+        assert all(q.turns[i] < 0 for i in range(shift))
+        padding = {p2.session for p2 in points if p2.split == p.split and p2.session != p.session}
+        assert shift == 0 or padding
+    assert grew > 0

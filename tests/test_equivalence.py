@@ -128,16 +128,54 @@ def test_agent_without_working_ages_is_the_paper_rule(impl):
 
 
 def test_working_support_lifts_the_newest_units_and_says_so():
-    """rho_i = gamma^(u-1) * max r: the newest working unit is lifted most, reason KEPT_WORKING."""
+    """rho_i = gamma^(u-1) * kappa / N: the newest working unit is lifted most, reason KEPT_WORKING."""
     embs = np.eye(6, 3)[[0, 1, 1, 1, 1, 2]]  # block 5 is the query's own block
     q = np.eye(3)[2]
     ages = [0, 3, 2, 1, 0, 0]
-    fast, ref = run_both(q, embs, np.ones(6, int), 3, policy="agent", ages=ages, recency_decay=0.5)
+    fast, ref = run_both(q, embs, np.ones(6, int), 3, policy="agent", ages=ages, recency_decay=0.5, working_weight=3.0)
     assert_same(fast, ref)
-    top = max(fast.relevance)
-    assert fast.working.tolist() == [0.0, 0.25 * top, 0.5 * top, top, 0.0, 0.0]
+    assert fast.working.tolist() == [0.0, 0.125, 0.25, 0.5, 0.0, 0.0]  # kappa / N = 3 / 6
     assert fast.retained.tolist() == [2, 3, 5]
     assert fast.reason(3) == dsgc_fast.Reason.KEPT_WORKING
+
+
+@pytest.mark.parametrize("impl", [dsgc_fast, dsgc_ref], ids=["fast", "ref"])
+def test_a_block_the_query_asks_for_outranks_the_working_set(impl):
+    """The support is kappa mean relevances (kappa / N), not the query's own relevance.
+
+    A long history: the query's own block (last), one old block that matches the query well
+    (block 0), many weakly related blocks, and 30 recent tool blocks with working ages.  The
+    old block's relevance exceeds the mean by far more than kappa, so it is kept at a budget
+    the working set alone would fill; scaled by max_k r_k, the working set crowded it out.
+    """
+    n, d = 120, 8
+    rng = np.random.default_rng(11)
+    q = np.zeros(d)
+    q[0] = 1.0
+    embs = rng.normal(size=(n, d)) * 0.1
+    embs[:, 0] = 0.2
+    embs[0, 0] = 0.8  # the old block the query asks for
+    embs[-1] = q  # the query's own block
+    ages = [0] * n
+    for k in range(30):  # tool blocks n-31 .. n-2, the newest is age 1
+        ages[n - 2 - k] = k + 1
+    args = (q.tolist(), embs.tolist(), [1] * n, 10)
+    got = impl.retain(*args, policy="agent", ages=ages, live=[n - 1])
+    assert 0 in list(got.retained)
+    assert max(got.working) == 8.0 / n
+    assert list(got.retained)[1:] == list(range(n - 9, n))  # the rest of the budget: the newest working blocks
+
+
+@pytest.mark.parametrize("impl", [dsgc_fast, dsgc_ref], ids=["fast", "ref"])
+def test_zero_working_weight_ranks_as_dsgc(impl):
+    rng = np.random.default_rng(12)
+    embs, q, costs = rng.normal(size=(40, 5)), rng.normal(size=5), rng.integers(1, 5, size=40)
+    ages = rng.integers(0, 10, size=40).tolist()
+    args = (q.tolist(), embs.tolist(), costs.tolist(), 30)
+    agent = impl.retain(*args, policy="agent", ages=ages, working_weight=0.0)
+    paper = impl.retain(*args, policy="dsgc")
+    assert list(agent.scores) == list(paper.scores) and list(agent.retained) == list(paper.retained)
+    assert list(agent.working) == [0.0] * 40
 
 
 @pytest.mark.parametrize("impl", [dsgc_fast, dsgc_ref], ids=["fast", "ref"])

@@ -6,6 +6,7 @@ import runpy
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
@@ -34,3 +35,39 @@ def test_profile_stages_runs(capsys, monkeypatch):
     run_script("profile_stages.py", ["2000", "--d", "16", "--rounds", "1"], monkeypatch)
     out = capsys.readouterr().out
     assert "budgeted walk" in out and "retain (whole call)" in out
+
+
+def test_floor_precision_and_edges_sections_run(capsys, monkeypatch):
+    run_script(
+        "peer_table.py",
+        ["floor", "precision", "edges", "--precision-sizes", "300", "--edges-n", "400", "--edges-degrees", "1"],
+        monkeypatch,
+    )
+    out = capsys.readouterr().out
+    for heading in ("### floor", "### precision", "### edges"):
+        assert heading in out
+    assert "| 300 | int8, per-row scale | 384 |" in out and "| 400 | 400 | same array again |" in out
+
+
+def test_the_streaming_floor_reads_every_stored_element():
+    import dsgc_fast
+    from dsgc_bench.floor import stored_matrix, streaming_floor
+
+    rng = np.random.default_rng(0)
+    embs = rng.normal(size=(50, 7)).astype(np.float32)
+    for form in (embs, embs.astype(np.float16), dsgc_fast.TiledEmbeddings.from_array(embs),
+                 dsgc_fast.QuantizedEmbeddings(np.ones((50, 7), np.int8))):  # fmt: skip
+        assert stored_matrix(form).dtype in (np.float32, np.uint16, np.int8)
+        streaming_floor(form)()
+    from dsgc_bench import floor
+
+    out = np.empty(50, np.int64)
+    floor._INT[0](np.ones((50, 7), np.int8), out)
+    assert (out == 7).all()
+
+
+def test_select_speed_runs(capsys, monkeypatch):
+    pytest.importorskip("langchain_core", reason="trim_messages needs langchain-core (the integrations extra)")
+    run_script("select_speed.py", ["--sizes", "40", "--rounds", "1"], monkeypatch)
+    out = capsys.readouterr().out
+    assert "| trim_messages | select, grown |" in out and "\n| 40 | " in out

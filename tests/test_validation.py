@@ -46,6 +46,9 @@ BAD = [
     ("order not a permutation", dict(order=[0, 0, 1, 2]), ValueError, "order"),
     ("order wrong length", dict(order=[0, 1, 2]), ValueError, "order"),
     ("negative density", dict(density_exponent=-1.0), ValueError, "density_exponent"),
+    ("negative working weight", dict(policy="agent", working_weight=-1.0), ValueError, "working_weight"),
+    ("infinite working weight", dict(policy="agent", working_weight=float("inf")), ValueError, "working_weight"),
+    ("working weight not a number", dict(policy="agent", working_weight="8"), TypeError, "working_weight"),
     ("weights length", dict(query_emb=np.ones((2, 3)), query_weights=[1.0]), ValueError, "query_weights"),
     ("zero weights", dict(query_emb=np.ones((2, 3)), query_weights=[0.0, 0.0]), ValueError, "query_weights"),
 ]

@@ -7,10 +7,21 @@
 Everything is measured in one process and one run, contenders interleaved round by round
 (best round reported).  Sections:
 
-peer      per-call time of the floor ``E @ q`` (one BLAS pass over the float32 matrix), the
-          peer (``dsgc_bench.peer``), exact ``retain`` and fast-mode ``retain``
-          (d = 384, float32, average in-degree 2, budget 5% of the total cost; both sides get
-          their graph prebuilt: a ``DependencyGraph`` and a SciPy CSR matrix), and the ratios.
+peer      per-call time of the two floors, ``E @ q`` (one BLAS pass over the float32 matrix)
+          and the streaming floor (``dsgc_bench.floor``: a fast-math row sum over the same
+          bytes), the peer (``dsgc_bench.peer``), exact ``retain`` and fast-mode
+          ``retain`` (d = 384, float32, average in-degree 2, budget 5% of the total cost; both
+          sides get their graph prebuilt: a ``DependencyGraph`` and a SciPy CSR matrix), and
+          the ratios against both floors.
+floor     the candidates for the streaming floor on the float32 matrix: ``E @ q``, the
+          fast-math row sum and the fast-mode dot product.
+precision exact ``retain`` on the float64, float32, float16 and int8 (per-row scale) forms of
+          one store and on float32/float16 ``TiledEmbeddings``: time, the row-sum floor over
+          the bytes each form stores, the ratio to the float32 call, and how far the kept
+          set moves from the float64 one (intersection over union).
+edges     ``retain`` with a raw (E, 2) edge array, the same array again (its graph is reused)
+          and a new array every call (built every time), against a prebuilt graph and both
+          floors.
 scaling   exact ``retain`` time per block from N = 1,000 to 1,000,000 (linear = flat).
 memory    peak extra memory of one ``retain`` call per block (tracemalloc; NumPy and Numba
           allocations are both traced), with a prebuilt graph and with a raw edge list.
@@ -50,6 +61,25 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds:.3f} s"
 
 
+def _row(*cells: object) -> None:
+    """Print one Markdown table row."""
+    print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
+
+
+def _header(*names: str, text: tuple[int, ...] = ()) -> None:
+    """Print a Markdown table header; columns are right-aligned except those listed in ``text``."""
+    _row(*names)
+    _row(*("---" if k in text else "---:" for k in range(len(names))))
+
+
+def _times(*seconds: float) -> list[str]:
+    return [_fmt_time(t) for t in seconds]
+
+
+def _ratios(pairs: list[tuple[float, float]]) -> list[str]:
+    return [f"{a / b:.2f}x" for a, b in pairs]
+
+
 #: interleaved rounds per size (best round reported)
 ROUNDS = 7
 
@@ -72,9 +102,10 @@ def dsgc_fast_threads() -> int:
 
 
 def peer_section(sizes: list[int]) -> None:
-    print("| N | E @ q (floor) | NumPy/SciPy peer | retain (exact) | retain (fast) | exact / floor | fast / floor "
-          "| peer / exact | peer / fast |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    from dsgc_bench.floor import streaming_floor
+
+    _header("N", "E @ q", "row-sum floor", "NumPy/SciPy peer", "retain (exact)", "retain (fast)", "exact / E@q",
+            "exact / row sum", "fast / E@q", "fast / row sum", "peer / exact", "peer / fast")  # fmt: skip
     for n in sizes:
         s = make_store(n, D, seed=1)
         q32 = s.query
@@ -93,12 +124,95 @@ def peer_section(sizes: list[int]) -> None:
         def fast() -> object:
             return dsgc_fast.retain(q32, s.embs, s.costs, s.budget, edges=graph, mode="fast")
 
-        t_floor, t_peer, t_exact, t_fast = interleaved([floor, peer, exact, fast], rounds=ROUNDS)
-        print(
-            f"| {n:,} | {_fmt_time(t_floor)} | {_fmt_time(t_peer)} | {_fmt_time(t_exact)} | {_fmt_time(t_fast)} "
-            f"| {t_exact / t_floor:.2f}x | {t_fast / t_floor:.2f}x | {t_peer / t_exact:.2f}x | {t_peer / t_fast:.2f}x |",
-            flush=True,
+        t_floor, t_sum, t_peer, t_exact, t_fast = interleaved(
+            [floor, streaming_floor(s.embs), peer, exact, fast], rounds=ROUNDS
         )
+        ratios = [(t_exact, t_floor), (t_exact, t_sum), (t_fast, t_floor), (t_fast, t_sum), (t_peer, t_exact), (t_peer, t_fast)]
+        _row(f"{n:,}", *_times(t_floor, t_sum, t_peer, t_exact, t_fast), *_ratios(ratios))
+
+
+def floor_section(sizes: list[int]) -> None:
+    """Which single read of the float32 matrix is fastest: BLAS, the row sum, the fast-mode dot product."""
+    from dsgc_fast.kernels import scoring
+    from dsgc_bench.floor import streaming_floor
+
+    _header("N", "E @ q", "row sum (fast-math)", "fast-mode dot product", "row sum / E @ q", "dot / row sum")
+    for n in sizes:
+        s = make_store(n, D, seed=1)
+        q, out = s.query.astype(np.float64), np.empty(n)
+        kernel = scoring.similarity_fast_par if n >= 32768 else scoring.similarity_fast
+        t_blas, t_sum, t_dot = interleaved(
+            [lambda: s.embs @ s.query, streaming_floor(s.embs), lambda: kernel(s.embs, q, out)], rounds=ROUNDS
+        )
+        _row(f"{n:,}", *_times(t_blas, t_sum, t_dot), *_ratios([(t_sum, t_blas), (t_dot, t_sum)]))
+
+
+def precision_section(sizes: list[int]) -> None:
+    """Exact ``retain`` on float64 / float32 / float16 / int8 forms of one store, and tiled ones."""
+    from dsgc_bench.floor import stored_matrix, streaming_floor
+    from dsgc_bench.forms import FORMS, embedding_form
+
+    _header("N", "embeddings", "bytes per block", "retain (exact)", "row-sum floor (same bytes)", "retain / floor",
+            "vs float32 retain", "kept set vs float64", text=(1,))  # fmt: skip
+    for n in sizes:
+        s = make_store(n, D, seed=1)
+        graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
+        forms = {name: embedding_form(s.embs, name) for name in FORMS}
+
+        def call(embs: object) -> object:
+            return dsgc_fast.retain(s.query, embs, s.costs, s.budget, edges=graph)
+
+        names = list(forms)
+        times = interleaved(
+            [*(lambda e=forms[k]: call(e) for k in names), *(streaming_floor(forms[k]) for k in names)], rounds=ROUNDS
+        )
+        t_retain, t_floor = dict(zip(names, times[: len(names)])), dict(zip(names, times[len(names):]))
+        kept64 = set(call(forms["float64"]).retained.tolist())
+        for k in names:
+            kept = set(call(forms[k]).retained.tolist())
+            overlap = len(kept & kept64) / max(len(kept | kept64), 1)
+            per_block = stored_matrix(forms[k]).nbytes / n
+            ratios = [(t_retain[k], t_floor[k]), (t_retain[k], t_retain["float32"])]
+            _row(f"{n:,}", k, f"{per_block:,.0f}", *_times(t_retain[k], t_floor[k]), *_ratios(ratios), f"{overlap:.4f}")
+        del forms
+
+
+def edges_section(n: int, in_degrees: list[float]) -> None:
+    """``retain`` given a raw (E, 2) edge array: the same array again (the graph is reused)
+    and a new array on every call (built each time), beside a prebuilt graph and both floors.
+
+    The two raw-array cases run in separate interleaved groups (each with the floors and the
+    prebuilt graph): a new array per call replaces the one the cache holds.
+    """
+    from dsgc_bench.floor import streaming_floor
+
+    _header("N", "edges", "case", "E @ q", "row-sum floor", "prebuilt graph", "raw edge array", "raw / E@q",
+            "raw / row sum", "raw / prebuilt", text=(2,))  # fmt: skip
+    for degree in in_degrees:
+        s = make_store(n, D, seed=1, in_degree=degree)
+        graph = dsgc_fast.DependencyGraph.from_edges(n, s.edges)
+        flipped = np.ascontiguousarray(s.edges[::-1])  # the same graph in other bytes: never the cached array
+        turn = [0]
+
+        def alternate() -> object:
+            turn[0] ^= 1
+            return dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=flipped if turn[0] else s.edges)
+
+        def same() -> object:
+            return dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=s.edges)
+
+        for case, raw in (("same array again", same), ("new array each call", alternate)):
+            t_blas, t_sum, t_pre, t_raw = interleaved(
+                [
+                    lambda: s.embs @ s.query,
+                    streaming_floor(s.embs),
+                    lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph),
+                    raw,
+                ],
+                rounds=ROUNDS,
+            )
+            ratios = [(t_raw, t_blas), (t_raw, t_sum), (t_raw, t_pre)]
+            _row(f"{n:,}", f"{s.edges.shape[0]:,}", case, *_times(t_blas, t_sum, t_pre, t_raw), *_ratios(ratios))
 
 
 def scaling_section(sizes: list[int]) -> None:
@@ -236,7 +350,7 @@ def pins_section(n: int) -> None:
     print(f"| scipy breadth_first_order | {_fmt_time(t_scipy)} | 1.00x |", flush=True)
 
 
-SECTIONS = ("peer", "scaling", "memory", "latency", "batch", "pins")
+SECTIONS = ("peer", "floor", "precision", "edges", "scaling", "memory", "latency", "batch", "pins")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -248,6 +362,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-stores", type=int, default=100_000)
     parser.add_argument("--batch-peer-stores", type=int, default=5_000)
     parser.add_argument("--pins-n", type=int, default=1_000_000)
+    parser.add_argument("--precision-sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--edges-n", type=int, default=1_000_000)
+    parser.add_argument("--edges-degrees", type=float, nargs="+", default=[1.0, 2.0])
     args = parser.parse_args(argv)
     sections = args.sections or SECTIONS
     print(environment() + "\n")
@@ -255,6 +372,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"### {name}\n", flush=True)
         {
             "peer": lambda: peer_section(args.sizes),
+            "floor": lambda: floor_section(args.precision_sizes),
+            "precision": lambda: precision_section(args.precision_sizes),
+            "edges": lambda: edges_section(args.edges_n, args.edges_degrees),
             "scaling": lambda: scaling_section(args.scaling_sizes),
             "memory": lambda: memory_section(args.memory_n),
             "latency": latency_section,

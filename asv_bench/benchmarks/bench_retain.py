@@ -1,9 +1,12 @@
-"""End-to-end ``retain`` over N per policy, with the floor ``E @ q`` and the NumPy/SciPy
-peer in the same suite, and the per-call memory of ``retain``."""
+"""End-to-end ``retain`` over N per policy and per embedding form, with both floors (``E @ q``
+and the streaming row sum) and the NumPy/SciPy peer in the same suite, and the per-call
+memory of ``retain``."""
 
 from __future__ import annotations
 
 import tracemalloc
+
+import numpy as np
 
 import dsgc_fast
 from dsgc_bench.peer import peer_graph, peer_retain
@@ -44,7 +47,8 @@ class RetainFast:
 
 
 class RetainEdges:
-    """``retain`` given the raw (E, 2) edge list: the graph is built inside the call."""
+    """``retain`` given the same raw (E, 2) edge array on every call: from ``PARALLEL_MIN_N``
+    edges its graph is reused after the first call (``RetainNewEdges`` builds it every time)."""
 
     params = [SIZES]
     param_names = ["n"]
@@ -112,3 +116,74 @@ class RetainMemory:
 
     def peakmem_retain(self, n):
         self.call()
+
+
+class StreamingFloor:
+    """The streaming floor: a fast-math row sum over the same float32 bytes (``dsgc_bench.floor``)."""
+
+    params = [SIZES]
+    param_names = ["n"]
+
+    def setup(self, n):
+        from dsgc_bench.floor import streaming_floor
+
+        self.read = streaming_floor(store(n).embs)
+        self.read()
+
+    def time_row_sum(self, n):
+        self.read()
+
+
+class RetainPrecision:
+    """Exact ``retain`` per embedding form (float64 / float32 / float16 / int8 / tiled), prebuilt graph."""
+
+    params = [SIZES, ["float64", "float32", "float16", "int8, per-row scale", "float32, tiled", "float16, tiled"]]
+    param_names = ["n", "form"]
+
+    def setup(self, n, form):
+        from dsgc_bench.forms import embedding_form
+
+        self.s = store(n)
+        self.embs = embedding_form(self.s.embs, form)
+        self.graph = dsgc_fast.DependencyGraph.from_edges(n, self.s.edges)
+        self.time_retain(n, form)
+
+    def time_retain(self, n, form):
+        s = self.s
+        dsgc_fast.retain(s.query, self.embs, s.costs, s.budget, edges=self.graph)
+
+
+class PrecisionFloor:
+    """The row-sum floor over the bytes each embedding form stores."""
+
+    params = RetainPrecision.params
+    param_names = RetainPrecision.param_names
+
+    def setup(self, n, form):
+        from dsgc_bench.floor import streaming_floor
+        from dsgc_bench.forms import embedding_form
+
+        self.read = streaming_floor(embedding_form(store(n).embs, form))
+        self.read()
+
+    def time_row_sum(self, n, form):
+        self.read()
+
+
+class RetainNewEdges:
+    """``retain`` given a new raw edge array on every call (two arrays in turn), so the graph
+    is built every time; ``RetainEdges`` passes the same array, whose graph is reused."""
+
+    params = [SIZES]
+    param_names = ["n"]
+
+    def setup(self, n):
+        self.s = store(n)
+        self.arrays = [self.s.edges, np.ascontiguousarray(self.s.edges[::-1])]
+        self.turn = 0
+        self.time_retain_new_edges(n)
+
+    def time_retain_new_edges(self, n):
+        s = self.s
+        self.turn ^= 1
+        dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=self.arrays[self.turn])

@@ -36,7 +36,11 @@ def _numeric_array(name: str, value: Any) -> np.ndarray:
 
 
 def embeddings(name: str, value: Any, d: int | None = None) -> np.ndarray:
-    """An (N, d) float32/float64 C-contiguous matrix; other real dtypes become float64."""
+    """An (N, d) float16/float32/float64 C-contiguous matrix; other real dtypes become float64.
+
+    float16 stays float16: the kernels read its bits and widen them exactly, so it scores
+    bit for bit as its float64 copy would, from half the bytes of float32.
+    """
     arr = _numeric_array(name, value)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (N, d), got shape {arr.shape}")
@@ -44,9 +48,81 @@ def embeddings(name: str, value: Any, d: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} has an empty embedding dimension (shape {arr.shape})")
     if d is not None and arr.shape[1] != d:
         raise ValueError(f"{name} has d = {arr.shape[1]} but query_emb has d = {d}")
-    if arr.dtype not in (np.float32, np.float64):
+    if arr.dtype not in (np.float16, np.float32, np.float64):
         arr = arr.astype(np.float64)
     return np.ascontiguousarray(arr)
+
+
+def block_embeddings(value: Any, d: int) -> Any:
+    """``block_embs`` of ``retain``: a ``TiledEmbeddings`` or ``QuantizedEmbeddings`` (already
+    checked when built) of dimension d, or a plain matrix (``embeddings``)."""
+    from .embeddings import QuantizedEmbeddings, TiledEmbeddings
+
+    if isinstance(value, (TiledEmbeddings, QuantizedEmbeddings)):
+        if value.shape[1] != d:
+            raise ValueError(f"block_embs has d = {value.shape[1]} but query_emb has d = {d}")
+        return value
+    return embeddings("block_embs", value, d)
+
+
+def _positive_finite(name: str, value: Any, size: int | None) -> np.ndarray:
+    """A read-only float64 vector, every entry finite and > 0; ``size`` None: a scalar -> (1,)."""
+    arr = _numeric_array(name, value).astype(np.float64)
+    if size is None:
+        if arr.ndim != 0:
+            raise ValueError(f"{name} must be a scalar, got shape {arr.shape}")
+        arr = arr.reshape(1)
+    elif arr.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+    if not (np.isfinite(arr).all() and (arr > 0).all()):
+        raise ValueError(f"{name} must be finite and > 0")
+    arr.flags.writeable = False
+    return arr
+
+
+def quantized(
+    codes: Any, scale: Any, step: Any, offset: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The parts of ``QuantizedEmbeddings`` as read-only copies, checked.
+
+    ``codes`` (N, d) int8 (no other dtype: int8 is what makes them codes); ``scale`` a
+    scalar or (N,), finite and > 0; ``step`` (d,) finite and > 0 or None; ``offset`` (d,)
+    finite or None.
+    """
+    c = np.asarray(codes)
+    if c.dtype != np.int8:
+        raise TypeError(f"codes must be an int8 array, got dtype {c.dtype}")
+    if c.ndim != 2 or c.shape[1] == 0:
+        raise ValueError(f"codes must be 2-D (N, d) with d >= 1, got shape {c.shape}")
+    c = np.array(c, order="C", copy=True)
+    c.flags.writeable = False
+    n, d = c.shape
+    s = _positive_finite("scale", scale, n if np.ndim(scale) else None)
+    h = None if step is None else _positive_finite("step", step, d)
+    o = None
+    if offset is not None:
+        o = _numeric_array("offset", offset).astype(np.float64)
+        if o.shape != (d,):
+            raise ValueError(f"offset must have shape ({d},), got {o.shape}")
+        if not np.isfinite(o).all():
+            raise ValueError("offset must be finite")
+        o.flags.writeable = False
+    return c, s, h, o
+
+
+def quantization_ranges(value: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) float32 vectors of a (2, d) ``ranges`` array: finite, lo <= hi, finite steps."""
+    r = _numeric_array("ranges", value)
+    if r.shape != (2, d):
+        raise ValueError(f"ranges must have shape (2, d) = (2, {d}), got {r.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        r32 = r.astype(np.float32)
+        steps = (r32[1] - r32[0]) / np.float32(255)
+    if not (np.isfinite(r32).all() and np.isfinite(steps).all()):
+        raise ValueError("ranges must be finite in float32, and so must (hi - lo) / 255")
+    if (r32[1] < r32[0]).any():
+        raise ValueError("ranges must have lo <= hi in every dimension (row 0: lo, row 1: hi)")
+    return r32[0], r32[1]
 
 
 def query(value: Any) -> np.ndarray:

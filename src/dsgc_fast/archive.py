@@ -128,7 +128,7 @@ class Block:
         ``binds`` and ``meta`` (decoded JSON) are copied, so that editing a block a store
         returned changes neither the store nor any other block it returns.
         """
-        return dataclasses.replace(self, binds=dict(self.binds), meta=_copied_json(self.meta), embedding=embedding)
+        return dataclasses.replace(self, binds=dict(self.binds), meta=copied_json(self.meta), embedding=embedding)
 
     def to_row(self) -> tuple:
         """The block as a row of the ``active``/``archive`` tables."""
@@ -168,12 +168,12 @@ class Block:
         return block
 
 
-def _copied_json(value: Any) -> Any:
+def copied_json(value: Any) -> Any:
     """A deep copy of decoded JSON data (dicts, lists, scalars)."""
     if isinstance(value, dict):
-        return {k: _copied_json(v) for k, v in value.items()}
+        return {k: copied_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copied_json(v) for v in value]
+        return [copied_json(v) for v in value]
     return value
 
 
@@ -335,6 +335,15 @@ class Archive:
     def insert_active(self, block: Block) -> None:
         """Write a new active block (raises ``sqlite3.IntegrityError`` on a duplicate id)."""
         self._conn.execute(f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", block.to_row())
+
+    def update_active(self, block: Block) -> None:
+        """Rewrite the text, cost and meta of an active block (the rest of its row stays)."""
+        cur = self._conn.execute(
+            "UPDATE active SET text = ?, cost = ?, meta = ? WHERE seq = ? AND id = ?",
+            (block.text, block.cost, json.dumps(block.meta), block.seq, block.id),
+        )
+        if cur.rowcount != 1:
+            raise RuntimeError(f"archive: block {block.id!r} is not active")
 
     def archive_blocks(self, reasons: dict[int, str], compaction: int) -> None:
         """Move the active blocks with these ``seq`` keys into the archive (one transaction).

@@ -185,7 +185,7 @@ def retain_batch(
     reasons = np.empty(n, dtype=np.int8)
     used = np.zeros(n_stores, dtype=np.int64)
     stages.pick(n, kernels.retain_stores, kernels.retain_stores_par)(
-        embs, queries, query_of, off, cost, dependent, prerequisite, e_off, effective,
+        stages.kernel_array(embs), queries, query_of, off, cost, dependent, prerequisite, e_off, effective,
         p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
         p.selection == "prefix", mode == "fast", stages.REASON_CODES,
         sim, rel, pi, scores, ranking, mask, reasons, used,

@@ -56,8 +56,11 @@ def retain(
     ----------
     query_emb : array_like, (d,) or (m, d)
         The query, or m queries mixed with ``query_weights`` (default uniform).
-    block_embs : array_like, (N, d)
-        Block embeddings, float32 or float64 (other real dtypes become float64).
+    block_embs : array_like (N, d), TiledEmbeddings or QuantizedEmbeddings
+        Block embeddings: float16, float32 or float64 (other real dtypes become float64;
+        float16 is read as float16 and scores as its exact float64 copy would), the same
+        values tiled (``TiledEmbeddings.from_array``, same results, faster), or int8 codes
+        with their scale map (``QuantizedEmbeddings``, scored by its own exact equation).
     costs : array_like, (N,)
         Non-negative integer token costs.
     budget : int
@@ -81,7 +84,8 @@ def retain(
     mode : {"exact", "fast"}
         "fast" computes dot products with fast-math (SIMD partial sums, FMA): scores move by
         about 1e-16 relative, so the result equals the exact one except where two scores
-        differ by less than about 1e-9.
+        differ by less than about 1e-9.  ``TiledEmbeddings`` and ``QuantizedEmbeddings``
+        are scored exactly in both modes.
 
     Returns
     -------
@@ -102,21 +106,23 @@ def retain(
     costing ``cost_fn(table.text)``; if roots plus table still exceed it,
     ``ReferentEvictionError``.
 
-    The agent policy adds working-set support: rho_i = recency_decay^(u_i - 1) * max_k r_k
-    for a block of working age u_i >= 1, and I_i = (r_i + lambda_pi * (pi_i + rho_i)) /
-    max(c_i, 1) ** density_exponent.  Without ages it ranks exactly as dsgc.
+    The agent policy adds working-set support: rho_i = recency_decay^(u_i - 1) *
+    working_weight / N (1/N: the mean relevance) for a block of working age u_i >= 1, and
+    I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** density_exponent.  Without ages
+    it ranks exactly as dsgc.
     """
     p = Params.of(params, **overrides)
     budget = check_budget(budget)
     mode = stages.check_mode(mode)
     queries = _validate.query(query_emb)
-    embs = _validate.embeddings("block_embs", block_embs, queries.shape[1])
+    embs = _validate.block_embeddings(block_embs, queries.shape[1])
     n = embs.shape[0]
     cost, total_cost = _validate.costs(costs, n)
     graph = as_graph(edges, n)
     age = _validate.ages(ages, n, p.policy)
     pinning = live is not None or uses is not None or binds is not None or referents is not None
-    fusable = age is None and queries.shape[0] == 1 and query_weights is None and order is None and not pinning
+    plain = isinstance(embs, np.ndarray)
+    fusable = plain and age is None and queries.shape[0] == 1 and query_weights is None and order is None and not pinning
     if 0 < n <= SMALL_N and fusable:
         return _fused_path(queries[0], embs, cost, total_cost, graph, budget, p, mode)
     weights = _validate.query_weights(query_weights, queries.shape[0])
@@ -144,7 +150,7 @@ def _fused_path(
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
     used, count, finite = pipeline.retain_small(
-        embs, q, cost, graph.dep_indptr, graph.dep_indices, min(budget, total_cost),
+        stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, min(budget, total_cost),
         p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
         p.selection == "prefix", mode == "fast", stages.REASON_CODES,
         out, ranking, kept, mask, reasons,

@@ -9,7 +9,7 @@ The equations are those of ``dsgc_ref.equations``:
     a_i  = <q, e_i>                         (left to right over the dimension, float64)
     r    = sum_k w_k softmax(a_k / tau)     (one query: softmax(a / tau))
     pi_i = sum_{h=1..k} decay^(h-1) sum_{j in D_h(i)} r_j   (k = 1: the paper's one hop)
-    rho_i = gamma^(u_i - 1) max_k r_k      (the agent policy's working-set support, age u_i >= 1)
+    rho_i = gamma^(u_i - 1) kappa / N      (the agent policy's working-set support, age u_i >= 1)
     I_i  = per policy: a_i, (r_i + lambda_pi pi_i) / max(c_i, 1)^p, the position in order, or
            (r_i + lambda_pi (pi_i + rho_i)) / max(c_i, 1)^p
 """
@@ -26,11 +26,14 @@ import numpy.typing as npt
 from dsgc_ref.contract import Params, Reason
 
 from . import _config
+from .embeddings import QuantizedEmbeddings, TiledEmbeddings
 from .graph import DependencyGraph
-from .kernels import checks, propagation, scoring
+from .kernels import checks, propagation, quantized, scoring
 from .kernels import selection as selection_kernels
 
 Floats = npt.NDArray[np.float64]
+#: what ``similarity_rows`` scores: a plain (N, d) float16/float32/float64 array or a layout
+Embeddings = np.ndarray | TiledEmbeddings | QuantizedEmbeddings
 
 #: int8 reason codes the kernels write: kept by support, by relevance, by recency; skipped; cut
 #: off; kept by working-set support
@@ -91,32 +94,53 @@ class Scored(NamedTuple):
     keep_reason: npt.NDArray[np.int8]
 
 
-def similarity_rows(queries: Floats, embs: np.ndarray, mode: str = "exact") -> Floats:
+def kernel_array(embs: np.ndarray) -> np.ndarray:
+    """The array the scoring kernels read: float16 as its bits (uint16), others unchanged."""
+    return embs.view(np.uint16) if embs.dtype == np.float16 else embs
+
+
+def similarity_rows(queries: Floats, embs: Embeddings, mode: str = "exact") -> Floats:
     """(m, N) float64 matrix a_{k,i} = <q_k, e_i>; raises if any entry is not finite.
 
-    ``mode="exact"`` sums each dot product left to right; ``"fast"`` lets it reassociate.
+    Plain arrays and ``TiledEmbeddings``: ``mode="exact"`` sums each dot product left to
+    right (``scoring.similarity``, ``scoring.similarity_tiles``), ``"fast"`` lets a plain
+    array's sum reassociate (tiles are exact in both modes: they already stream at memory
+    speed).  ``QuantizedEmbeddings``: the exact integer equation of its docstring, in both modes.
     """
     m, n = queries.shape[0], embs.shape[0]
     par = _config.parallel(n)
-    if mode == "fast":
-        kernel = scoring.similarity_fast_par if par else scoring.similarity_fast
-    else:
-        kernel = scoring.similarity_par if par else scoring.similarity
     a = np.empty((m, n), dtype=np.float64)
     # threads take row chunks as they go: one delayed thread does not hold the rest
     with numba.parallel_chunksize(1) if par else contextlib.nullcontext():
-        for k in range(m):
-            kernel(embs, queries[k], a[k])
+        if isinstance(embs, QuantizedEmbeddings):
+            kernel = quantized.code_similarity_par if par else quantized.code_similarity
+            for k in range(m):
+                weights, unit, offset = embs.query_form(queries[k])
+                kernel(embs.codes, weights, unit, embs.scale, offset, a[k])
+        elif isinstance(embs, TiledEmbeddings):
+            kernel = scoring.similarity_tiles_par if par else scoring.similarity_tiles
+            for k in range(m):
+                kernel(kernel_array(embs.tiles), queries[k], n, a[k])
+        else:
+            if mode == "fast":
+                kernel = scoring.similarity_fast_par if par else scoring.similarity_fast
+            else:
+                kernel = scoring.similarity_par if par else scoring.similarity
+            for k in range(m):
+                kernel(kernel_array(embs), queries[k], a[k])
     check_finite(a, embs)
     return a
 
 
-def check_finite(a: Floats, embs: np.ndarray) -> None:
+def check_finite(a: Floats, embs: Embeddings) -> None:
     """Raise ValueError unless every similarity in ``a`` ((N,) or (m, N)) is finite."""
-    if a.size and not checks.all_finite(a.reshape(-1, embs.shape[0])):
-        row = int(np.flatnonzero(~np.isfinite(a.reshape(-1, embs.shape[0])).all(axis=0))[0])
-        if not np.isfinite(embs[row]).all():
-            raise ValueError(f"block_embs contains NaN or inf (row {row})")
+    n = embs.shape[0]
+    if a.size and not checks.all_finite(a.reshape(-1, n)):
+        row = int(np.flatnonzero(~np.isfinite(a.reshape(-1, n)).all(axis=0))[0])
+        if not isinstance(embs, QuantizedEmbeddings):  # int8 codes are always finite
+            values = embs.row(row) if isinstance(embs, TiledEmbeddings) else embs[row]
+            if not np.isfinite(values).all():
+                raise ValueError(f"block_embs contains NaN or inf (row {row})")
         raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
 
 
@@ -203,7 +227,7 @@ def weighted_one_hop(
 
 def score(
     queries: Floats,
-    embs: np.ndarray,
+    embs: Embeddings,
     cost: npt.NDArray[np.int64],
     graph: DependencyGraph,
     weights: Floats,
@@ -228,7 +252,7 @@ def score(
     relevance, support = relevance_and_support(a, weights, params, graph, seq)
     working = np.zeros(n)
     if rule == scoring.AGENT:
-        scoring.working_support(ages, relevance, params.recency_decay, working)
+        scoring.working_support(ages, params.recency_decay, params.working_weight, working)
     scores = np.empty(n, dtype=np.float64)
     scoring.rule_scores(rule, similarity, relevance, support, working, cost, lam, params.density_exponent, seq, scores)
     keep_reason = np.empty(n, dtype=np.int8)

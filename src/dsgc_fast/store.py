@@ -36,29 +36,29 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Unpack
 
 import numpy as np
 
-from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar, whitespace_cost
+from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar
 
 from . import _validate
 from ._archive_access import database_error
 from ._nesting import MAX_NESTING, check_nesting
 from .archive import Archive, ArchivedBlock, Block, DeletedBlock
+from .compaction import Truncation, decide, table_block
 from .encoders import check_unicode
-from .engine import retain
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .graph import DependencyGraph
-from .pins import ReferentIndex, closure, render_table
+from .pins import ReferentIndex, closure
 from .stages import similarity_rows
+from . import token_counts
+from .token_counts import TokenCounter, Tokenizer
 
 Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
-TokenCounter = Callable[[str], int]
 
-BINDING_TABLE_KIND = "binding_table"
 
 #: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
 MAX_COST = 2**32 - 1
@@ -121,9 +121,14 @@ class MemoryStore:
     """Blocks of agent memory with budgeted, explained, lossless compaction.
 
     ``encoder(list[str]) -> (n, d)`` embeds texts (default: the lexical hashing encoder);
-    ``token_counter(str) -> int`` gives a block's cost (default: the paper's whitespace
-    count); ``archive`` is the SQLite database: a file path or ``file:`` URI (resumed if
-    it exists; one store at a time per file, see the module docstring) or ``":memory:"``;
+    ``tokenizer`` counts a block's cost in model tokens: anything
+    ``dsgc_fast.token_counts.token_counter`` accepts (a name such as ``"o200k_base"``,
+    ``"approx"`` or ``"whitespace"``, a tokenizer object, a callable ``str -> int``; default
+    ``token_counts.default_tokenizer()``); a block added from a chat message costs what the
+    chat API charges for the message, framing included (``token_counts.block_tokens``).
+    ``archive`` is the SQLite database: a file path or ``file:`` URI (resumed if it exists;
+    one store at a time per file, see the module docstring) or ``":memory:"``; the database
+    records the encoder's and the tokenizer's names and refuses a different one when resumed.
     ``params`` (a ``Params``) are the scoring knobs ``compact`` uses unless told otherwise
     (default: ``AGENT_PARAMS``, the agent policy).
     """
@@ -131,26 +136,32 @@ class MemoryStore:
     def __init__(
         self,
         encoder: Encoder | None = None,
-        token_counter: TokenCounter | None = None,
+        tokenizer: Tokenizer = None,
         archive: str | os.PathLike = ":memory:",
         *,
         params: Params | None = None,
+        token_counter: Any = None,
     ) -> None:
+        _refuse_token_counter(token_counter)
         self.params = Params.of(AGENT_PARAMS if params is None else params)
         encoder = encoder if encoder is not None else default_encoder()
         encode = getattr(encoder, "encode", encoder)
         if not callable(encode):
             raise TypeError("encoder must have an encode(texts) method or be a callable list[str] -> (n, d) array")
-        if token_counter is not None and not callable(token_counter):
-            raise TypeError("token_counter must be a callable str -> int")
         self._encode_texts = encode
-        self._token_counter = token_counter if token_counter is not None else whitespace_cost
+        self._counter = token_counter_of(tokenizer)
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._closed = False
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
         self._resume()
+
+    @property
+    def tokenizer(self) -> TokenCounter:
+        """The ``TokenCounter`` that gives block costs (the ``tokenizer`` option, resolved)."""
+        return self._counter
+
 
     def _resume(self) -> None:
         """Rebuild from the database and record the encoder; on any error close the database.
@@ -182,15 +193,22 @@ class MemoryStore:
             raise ValueError("the store is closed")
 
     def _record_encoder(self) -> None:
-        """Remember the encoder's ``name`` in the database; refuse a different named encoder."""
-        name = self._encoder_name
-        if not isinstance(name, str):
-            return
-        stored = self._archive.setting("encoder")
-        if stored is None:
-            self._archive.set_setting("encoder", name)
-        elif stored != name:
-            raise ValueError(f"this store's embeddings come from the {stored!r} encoder, but encoder is {name!r}")
+        """Remember the encoder's and tokenizer's names in the database; refuse different ones.
+
+        An archive written before tokenizers were recorded has no tokenizer entry: it is
+        recorded now, unchecked.
+        """
+        for key, name, what in (
+            ("encoder", self._encoder_name, "embeddings come from the {stored!r} encoder, but encoder is {name!r}"),
+            ("tokenizer", self._counter.name, "costs were counted with {stored!r}, but tokenizer is {name!r}"),
+        ):
+            if not isinstance(name, str):
+                continue
+            stored = self._archive.setting(key)
+            if stored is None:
+                self._archive.set_setting(key, name)
+            elif stored != name:
+                raise ValueError("this store's " + what.format(stored=stored, name=name))
 
     # -- construction from the database -------------------------------------------------
     def _rebuild(self) -> None:
@@ -283,35 +301,21 @@ class MemoryStore:
         ``depends_on``: ids of earlier blocks it depends on (edges dependent -> prerequisite);
         ``binds``: referent -> value this block binds; ``uses``: referents it uses;
         ``embedding``: (d,) vector (default: ``encoder([text])``); ``cost``: token cost
-        (default: ``token_counter(text)``); ``pinned``: a live root at every compaction;
+        (default: the tokenizer's count of ``text``); ``pinned``: a live root at every compaction;
         ``meta``: JSON-serializable data kept with the block.
 
         If the block uses a referent whose live binder (the newest block binding it) is
         archived, that binder and its referent closure return to the active set in the same
         transaction: no active block uses a referent whose binder sits in the archive.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        check_unicode("text", text)
-        seq = len(self._ids)
-        block_id = f"b{seq}" if id is None else id
-        if not isinstance(block_id, str) or not block_id:
-            raise TypeError(f"id must be a non-empty str, got {block_id!r}")
-        check_unicode("id", block_id)
-        if block_id in self._slot_of:
-            raise ValueError(f"duplicate block id {block_id!r}")
-        block = Block(
-            id=block_id,
-            text=text,
-            cost=self._check_cost(cost, text),
-            seq=seq,
-            depends_on=self._check_depends_on(block_id, depends_on),
-            binds=_check_binds(binds),
-            uses=_check_uses(uses),
-            pinned=_check_flag("pinned", pinned),
-            meta=_check_meta(meta),
-            embedding=self._embedding(text, embedding),
-        )
+        block = checked_block(
+            text, seq=len(self._ids), id=id, depends_on=depends_on, binds=binds, uses=uses, cost=cost, pinned=pinned,
+            meta=meta, known=self._slot_of, counter=self._counter,
+        )  # fmt: skip
+        for prerequisite in block.depends_on:
+            if self._deleted.view()[self._slot_of[prerequisite]]:
+                raise ValueError(f"dependency {prerequisite!r} was deleted")
+        block = dataclasses.replace(block, embedding=self._embedding(text, embedding))
         binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
         missing = self._archived_closure(binders)
         with self._archive.transaction():
@@ -319,26 +323,7 @@ class MemoryStore:
             self._archive.insert_active(block)
         self._mark_active(restored)
         self._append(block, block.embedding, active=True)
-        return block_id
-
-    def _check_cost(self, cost: Any, text: str) -> int:
-        name = "cost"
-        if cost is None:
-            cost, name = self._token_counter(text), "token_counter(text)"
-        if not is_integer_scalar(cost) or not 0 <= int(cost) <= MAX_COST:
-            raise ValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
-        return int(cost)
-
-    def _check_depends_on(self, block_id: str, depends_on: Iterable[str]) -> tuple[str, ...]:
-        out = _names("depends_on", depends_on, "block ids")
-        for prerequisite in out:
-            if prerequisite == block_id:
-                raise ValueError(f"block {block_id!r} cannot depend on itself")
-            if prerequisite not in self._slot_of:
-                raise ValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
-            if self._deleted.view()[self._slot_of[prerequisite]]:
-                raise ValueError(f"dependency {prerequisite!r} was deleted")
-        return out
+        return block.id
 
     def _embedding(self, text: str, embedding: Any) -> np.ndarray:
         if embedding is None:
@@ -349,17 +334,10 @@ class MemoryStore:
         return self._check_vectors(vec[None, :], "embedding")[0]
 
     def _encode(self, texts: list[str], name: str) -> np.ndarray:
-        out = np.asarray(self._encode_texts(texts), dtype=np.float64)
-        if out.ndim != 2 or out.shape[0] != len(texts):
-            raise ValueError(f"{name} must return an ({len(texts)}, d) array, got shape {out.shape}")
-        return self._check_vectors(out, name)
+        return encoded(self._encode_texts, texts, name, self.dimension)
 
     def _check_vectors(self, vectors: np.ndarray, name: str) -> np.ndarray:
-        if vectors.shape[1] == 0 or not np.isfinite(vectors).all():
-            raise ValueError(f"{name} must be finite with d >= 1")
-        if self._emb is not None and vectors.shape[1] != self._emb.view().shape[1]:
-            raise ValueError(f"{name} has d = {vectors.shape[1]}, but the store's blocks have d = {self.dimension}")
-        return np.ascontiguousarray(vectors)
+        return check_vectors(vectors, name, self.dimension)
 
     # -- reading ------------------------------------------------------------------------
     @_serialized
@@ -482,6 +460,7 @@ class MemoryStore:
         query_weights: Any = None,
         ages: Mapping[str, int] | None = None,
         mode: str = "exact",
+        on_over_budget: str = "raise",
         **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:
         """Keep what fits ``budget`` for ``query``; archive the rest; explain every decision.
@@ -503,20 +482,26 @@ class MemoryStore:
             policy only (``dsgc_fast.messages.working_ages`` computes them for chat sessions).
         mode : {"exact", "fast"}
             As in ``dsgc_fast.retain``.
+        on_over_budget : {"raise", "roots_only", "truncate"}
+            What happens when even the live roots and the bindings they need exceed the
+            budget (``dsgc_fast.compaction``): raise ``ReferentEvictionError`` (and change
+            nothing), keep the roots alone, or cut the largest tool results among the roots
+            until they fit.  A cut block keeps its cut text, message and cost; its original
+            content and cost stay in ``meta["truncated"]``.
 
         Returns
         -------
         CompactionReport
-            Kept and evicted ids and the decision behind each.
+            Kept and evicted ids and the decision behind each; ``over_budget`` and
+            ``truncated`` say what ``on_over_budget`` did.
 
         Notes
         -----
         The live roots and their referent closure are kept first, the rest is ranked by the
         policy; if the pinned set needs a binding table, the table becomes a new active block
         binding the tabled referents.  Evicted blocks are written to the archive in one
-        transaction before they leave the active set.  Raises ``ReferentEvictionError`` (and
-        changes nothing) if even the roots plus the table exceed the budget.  A store
-        without roots and without referent links takes the engine's unpinned path.
+        transaction before they leave the active set.  A store without roots and without
+        referent links takes the engine's unpinned path.
         """
         p = Params.of(params if params is not None else self.params, **overrides)
         query_emb, query_text = self._query(query)
@@ -526,14 +511,14 @@ class MemoryStore:
         graph = self._active_graph(slots, local)
         index = self._referents.active_index(slots, local, self._active.view(), self._binds)
         roots = self._live_roots(slots, local, live)
-        pinning = {"live": roots, "referents": index, "cost_fn": self._token_counter} if roots.size or index.has_links else {}
         embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
-        costs = self._cost.view()[slots]
-        working = {"ages": self._local_ages(slots, local, ages)} if ages is not None and p.policy == "agent" else {}
+        working = self._local_ages(slots, local, ages) if ages is not None and p.policy == "agent" else None
+        active = [self._active_blocks[s] for s in slots.tolist()]
         try:
-            result = retain(
-                query_emb, embs, costs, budget, params=p, edges=graph, query_weights=query_weights, mode=mode,
-                **pinning, **working,
+            outcome = decide(
+                query_emb, embs, self._cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
+                counter=self._counter, ages=working, query_weights=query_weights, mode=mode,
+                on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(active, found),
             )  # fmt: skip
         except ReferentEvictionError as exc:
             pinned = np.flatnonzero(closure(index, roots))
@@ -541,29 +526,38 @@ class MemoryStore:
                 f"{exc}; pinned block ids {[self._ids[s] for s in slots[pinned]]} "
                 f"(live roots {[self._ids[s] for s in slots[roots]]})"
             ) from None
+        result = outcome.result
         ids = [self._ids[s] for s in slots.tolist()]
         table = self._binding_table_block(result.binding_table, ids)
+        cut = {int(slots[i]): _cut_block(active[i], t) for i, t in outcome.truncated.items()}
         report = build_report(
             ids,
             result,
-            costs=costs,
+            costs=outcome.costs,
             graph=graph,
             referents=index,
             roots=roots,
             lambda_pi=p.effective_lambda,
             query=query_text,
-            texts=_Texts(self._active_blocks),
+            texts=_Texts({**self._active_blocks, **cut}),
             table_block=table,
+            over_budget=outcome.over_budget,
+            truncated={ids[i]: t for i, t in outcome.truncated.items()},
         )
         evicted = {int(slots[i]): result.reason(int(i)).label for i in result.evicted}
         with self._archive.transaction():
             number = self._archive.log_compaction(
                 query_text, result.budget, result.policy, len(report.kept), len(report.evicted), int(result.used)
             )
+            for block in cut.values():
+                self._archive.update_active(block)
             self._archive.archive_blocks(evicted, number)
             if table is not None:
                 self._archive.insert_active(table.block)
         report.compaction = number
+        for slot, block in cut.items():
+            self._active_blocks[slot] = block
+            self._cost.view()[slot] = block.cost
         for slot in evicted:
             self._active.view()[slot] = False
             del self._active_blocks[slot]
@@ -592,15 +586,7 @@ class MemoryStore:
         return DependencyGraph.from_edges(slots.shape[0], edges)
 
     def _query(self, query: Any) -> tuple[np.ndarray, str]:
-        if isinstance(query, str):
-            return self._encode([check_unicode("query", query)], "encoder(query)")[0], query
-        if isinstance(query, Sequence) and query and all(isinstance(q, str) for q in query):
-            texts = [check_unicode("query", q) for q in query]
-            return self._encode(texts, "encoder(query)"), json.dumps(texts)
-        arr = _validate._numeric_array("query", query).astype(np.float64)
-        if arr.ndim not in (1, 2):
-            raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
-        return arr, f"<embedding {arr.shape}>"
+        return query_embedding(query, self._encode)
 
     def _live_roots(self, slots: np.ndarray, local: np.ndarray, live: Iterable[str]) -> np.ndarray:
         chosen = set(local[slots[self._pinned.view()[slots]]].tolist())
@@ -613,31 +599,12 @@ class MemoryStore:
         return np.array(sorted(chosen), dtype=np.int64)
 
     def _binding_table_block(self, table: BindingTable | None, ids: list[str]) -> BindingTableBlock | None:
-        """The escalation's binding table as a new block that binds the tabled referents.
-
-        Its lines name source blocks by id instead of index; if that costs more tokens than
-        the table ``retain`` charged to the budget, the engine's own text is kept.
-        """
-        if table is None:
+        """The escalation's binding table as a new active block (``compaction.table_block``), embedded."""
+        made = table_block(table, ids, len(self._ids), self._slot_of, self._counter)
+        if made is None:
             return None
-        seq = len(self._ids)
-        block_id = f"binding-table-{seq}"
-        while block_id in self._slot_of:
-            block_id += "'"
-        entries = [(referent, value, ids[source]) for referent, value, source in table.entries]
-        named = render_table(entries, self._token_counter)
-        if named.cost > table.cost:
-            named = table
-        block = Block(
-            id=block_id,
-            text=named.text,
-            cost=int(named.cost),
-            seq=seq,
-            binds={referent: value for referent, value, _ in entries},
-            meta={"kind": BINDING_TABLE_KIND, "entries": [list(e) for e in entries]},
-            embedding=self._encode([named.text], "encoder(binding table)")[0],
-        )
-        return BindingTableBlock(block, entries)
+        embedding = self._encode([made.block.text], "encoder(binding table)")[0]
+        return BindingTableBlock(dataclasses.replace(made.block, embedding=embedding), made.entries)
 
     # -- recall -------------------------------------------------------------------------
     @_serialized
@@ -819,18 +786,21 @@ class MemoryStore:
         path: str | os.PathLike,
         *,
         encoder: Encoder | None = None,
-        token_counter: TokenCounter | None = None,
+        tokenizer: Tokenizer = None,
         archive: str | os.PathLike = ":memory:",
+        token_counter: Any = None,
     ) -> MemoryStore:
         """A store restored from a file written by ``save``, working on a copy in ``archive``.
 
-        Pass the encoder and token counter the saved store was built with.  The file is
+        Pass the encoder and tokenizer the saved store was built with (a different named one
+        is refused).  The file is
         only read: it may sit on read-only storage, or be the live archive of another store
         (the copy is its last commit).  It must hold exactly a store's schema objects: a
         file with a trigger, view, index or table the store does not create is refused
         (``ValueError``), so loading an untrusted file yields data, never code.
         """
-        store = cls(encoder=encoder, token_counter=token_counter, archive=archive)
+        _refuse_token_counter(token_counter)
+        store = cls(encoder=encoder, tokenizer=tokenizer, archive=archive)
         if store.total:
             store.close()
             raise ValueError(f"archive {store.archive_path!r} already holds blocks; load into an empty one")
@@ -853,6 +823,134 @@ class MemoryStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def checked_block(
+    text: str,
+    *,
+    seq: int,
+    id: str | None,
+    depends_on: Iterable[str],
+    binds: Mapping[str, str] | None,
+    uses: Iterable[str],
+    cost: Any,
+    pinned: Any,
+    meta: Mapping[str, Any] | None,
+    known: Container[str],
+    counter: TokenCounter,
+) -> Block:
+    """The block ``MemoryStore.add`` would append as number ``seq`` (no embedding yet), every argument checked.
+
+    ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    check_unicode("text", text)
+    block_id = f"b{seq}" if id is None else id
+    if not isinstance(block_id, str) or not block_id:
+        raise TypeError(f"id must be a non-empty str, got {block_id!r}")
+    check_unicode("id", block_id)
+    if block_id in known:
+        raise ValueError(f"duplicate block id {block_id!r}")
+    return Block(
+        id=block_id,
+        text=text,
+        cost=_check_cost(cost, text, counter),
+        seq=seq,
+        depends_on=_check_depends_on(block_id, depends_on, known),
+        binds=_check_binds(binds),
+        uses=_check_uses(uses),
+        pinned=_check_flag("pinned", pinned),
+        meta=_check_meta(meta),
+    )
+
+
+def _check_cost(cost: Any, text: str, counter: TokenCounter) -> int:
+    name = "cost"
+    if cost is None:
+        cost, name = counter.count(text), f"tokenizer {counter.name}(text)"
+    if not is_integer_scalar(cost) or not 0 <= int(cost) <= MAX_COST:
+        raise ValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
+    return int(cost)
+
+
+def _check_depends_on(block_id: str, depends_on: Iterable[str], known: Container[str]) -> tuple[str, ...]:
+    out = _names("depends_on", depends_on, "block ids")
+    for prerequisite in out:
+        if prerequisite == block_id:
+            raise ValueError(f"block {block_id!r} cannot depend on itself")
+        if prerequisite not in known:
+            raise ValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
+    return out
+
+
+def encoded(encode: Callable[[list[str]], Any], texts: list[str], name: str, dimension: int | None) -> np.ndarray:
+    """``encode(texts)`` checked: an (len(texts), d) finite array, d the blocks' ``dimension`` if known."""
+    out = np.asarray(encode(texts), dtype=np.float64)
+    if out.ndim != 2 or out.shape[0] != len(texts):
+        raise ValueError(f"{name} must return an ({len(texts)}, d) array, got shape {out.shape}")
+    return check_vectors(out, name, dimension)
+
+
+def check_vectors(vectors: np.ndarray, name: str, dimension: int | None) -> np.ndarray:
+    """``vectors`` (k, d) must be finite, with d >= 1 and d = ``dimension`` when that is known."""
+    if vectors.shape[1] == 0 or not np.isfinite(vectors).all():
+        raise ValueError(f"{name} must be finite with d >= 1")
+    if dimension is not None and vectors.shape[1] != dimension:
+        raise ValueError(f"{name} has d = {vectors.shape[1]}, but the store's blocks have d = {dimension}")
+    return np.ascontiguousarray(vectors)
+
+
+def query_embedding(query: Any, encode: Callable[[list[str], str], np.ndarray]) -> tuple[np.ndarray, str]:
+    """A compaction's query as an embedding (d,) or (m, d), and its text for the log.
+
+    A text or a list of texts is encoded with ``encode(texts, name)``; anything else must be
+    a numeric (d,)/(m, d) embedding.
+    """
+    if isinstance(query, str):
+        return encode([check_unicode("query", query)], "encoder(query)")[0], query
+    if isinstance(query, Sequence) and query and all(isinstance(q, str) for q in query):
+        texts = [check_unicode("query", q) for q in query]
+        return encode(texts, "encoder(query)"), json.dumps(texts)
+    arr = _validate._numeric_array("query", query).astype(np.float64)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
+    return arr, f"<embedding {arr.shape}>"
+
+
+def tool_messages(blocks: Sequence[Block], found: np.ndarray) -> dict[int, tuple[dict[str, Any], str]]:
+    """``(message, text)`` of the tool-result blocks among ``blocks[i]`` for i in ``found``."""
+    out = {}
+    for i in found.tolist():
+        block = blocks[i]
+        if block.meta.get("role") == "tool":
+            out[i] = (block.meta["message"], block.text)
+    return out
+
+
+def _cut_block(block: Block, cut: Truncation) -> Block:
+    """The block with its cut text, message and cost; the original content and cost in ``meta["truncated"]``."""
+    meta = block.detached().meta
+    meta.setdefault("truncated", {"content": block.meta["message"].get("content"), "cost": block.cost})
+    meta["message"] = json.loads(json.dumps(cut.message))
+    return dataclasses.replace(block, text=cut.text, cost=cut.cost, meta=meta)
+
+
+def token_counter_of(tokenizer: Tokenizer) -> TokenCounter:
+    """``token_counts.token_counter(tokenizer)``, its errors naming the ``tokenizer`` argument."""
+    try:
+        return token_counts.token_counter(tokenizer)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"tokenizer: {exc}") from None
+
+
+def _refuse_token_counter(token_counter: Any) -> None:
+    if token_counter is not None:
+        raise TypeError(
+            "token_counter= was replaced by tokenizer=, which takes the same callables (str -> int), "
+            "tokenizer names such as 'o200k_base' or 'whitespace' (the old default) and tokenizer objects; "
+            "chat messages then cost their framing too"
+        )
 
 
 def _id_list(name: str, ids: str | Iterable[str]) -> list[str]:

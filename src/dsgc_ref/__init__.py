@@ -6,13 +6,14 @@ of this package bit for bit on float64 inputs.
 
 from .contract import POLICIES, SELECTIONS, BindingTable, Params, Reason, ReferentEvictionError
 from .pins import orphans, pin_closure
-from .engine import Retention, retain
+from .engine import QuantizedRows, Retention, retain
 
 __all__ = [
     "POLICIES",
     "SELECTIONS",
     "BindingTable",
     "Params",
+    "QuantizedRows",
     "Reason",
     "ReferentEvictionError",
     "Retention",

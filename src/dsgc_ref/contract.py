@@ -211,7 +211,8 @@ class Params:
         ``"dsgc"`` ranks by I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1) ** density_exponent;
         ``"no_graph"`` is the same with lambda_pi = 0; ``"similarity"`` ranks by the raw
         a_i = <q, e_i>; ``"recency"`` keeps the newest (last in ``order``) first;
-        ``"agent"`` adds working-set support to dsgc's (see ``recency_decay``).
+        ``"agent"`` adds working-set support to dsgc's (see ``recency_decay`` and
+        ``working_weight``).
     selection : str
         ``"first_fit"`` keeps every ranked block that still fits and goes on; ``"prefix"``
         stops at the first one that does not fit.
@@ -227,8 +228,13 @@ class Params:
         Exponent p >= 0 of the cost normalization max(c_i, 1) ** p (0: none).
     recency_decay : float
         The agent policy's decay gamma in (0, 1] per working unit back: a block of working
-        age u >= 1 gets rho_i = gamma^(u-1) * max_k r_k, and
+        age u >= 1 gets rho_i = gamma^(u-1) * kappa / N, and
         I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** p (other policies ignore it).
+    working_weight : float
+        The agent policy's working-set weight kappa >= 0: the newest working unit's support
+        in units of the mean relevance 1/N (the N relevances sum to 1), so a block outranks a
+        working block of age u once its relevance exceeds the working block's by more than
+        kappa * gamma^(u-1) mean relevances (other policies ignore it).
     """
 
     policy: str = _knob("dsgc", "ranking policy", "|".join(POLICIES))
@@ -239,6 +245,7 @@ class Params:
     decay: float = _knob(0.5, "damping per extra hop, in [0, 1]")
     density_exponent: float = _knob(0.0, "exponent p of the cost normalization max(c, 1) ** p (>= 0)")
     recency_decay: float = _knob(0.85, "agent policy: working-set support decay per unit back, in (0, 1]")
+    working_weight: float = _knob(8.0, "agent policy: newest working unit's support in mean relevances 1/N (>= 0)")
 
     def __post_init__(self) -> None:
         checked = {
@@ -250,6 +257,7 @@ class Params:
             "decay": _real("decay", self.decay),
             "density_exponent": _real("density_exponent", self.density_exponent),
             "recency_decay": _real("recency_decay", self.recency_decay),
+            "working_weight": _real("working_weight", self.working_weight),
         }
         if checked["lambda_pi"] < 0:
             raise ValueError(f"lambda_pi must be >= 0, got {checked['lambda_pi']}")
@@ -261,6 +269,8 @@ class Params:
             raise ValueError(f"density_exponent must be >= 0, got {checked['density_exponent']}")
         if not 0 < checked["recency_decay"] <= 1:
             raise ValueError(f"recency_decay must be in (0, 1], got {checked['recency_decay']}")
+        if checked["working_weight"] < 0:
+            raise ValueError(f"working_weight must be >= 0, got {checked['working_weight']}")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
@@ -318,6 +328,7 @@ class ParamOverrides(TypedDict, total=False):
     decay: float
     density_exponent: float
     recency_decay: float
+    working_weight: float
 
 
 #: the field names of ``Params``, in declaration order

@@ -22,6 +22,21 @@ from .pins import closure_from, escalate, live_binders
 from .selection import select
 
 
+@dataclass(frozen=True)
+class QuantizedRows:
+    """int8 codes with their scale map, the oracle's form of ``dsgc_fast.QuantizedEmbeddings``.
+
+    ``codes[i][t]`` integers in [-128, 127]; ``scale`` one value per row or one for all
+    (finite, > 0); ``step`` (finite, > 0) and ``offset`` (finite) one per dimension or None.
+    Scored by ``equations.quantized_similarities``.
+    """
+
+    codes: Sequence[Sequence[int]]
+    scale: Sequence[float] = (1.0,)
+    step: Sequence[float] | None = None
+    offset: Sequence[float] | None = None
+
+
 @dataclass
 class Retention:
     """What ``retain`` decided, with every intermediate quantity (plain lists).
@@ -68,6 +83,22 @@ def _as_float_rows(name: str, rows: Any, width: int | None) -> list[list[float]]
             raise ValueError(f"{name} contains NaN or inf (row {k})")
         out.append(vals)
     return out
+
+
+def _check_quantized(rows: QuantizedRows, width: int) -> list[list[int]]:
+    """The codes as lists of ints in [-128, 127] of ``width`` each; the scale map checked."""
+    codes = [[int(c) for c in row] for row in rows.codes]
+    for k, row in enumerate(codes):
+        if len(row) != width:
+            raise ValueError(f"block_embs row {k} has {len(row)} codes, expected {width}")
+        if any(not -128 <= c <= 127 for c in row):
+            raise ValueError(f"block_embs row {k} has a code outside int8")
+    if len(rows.scale) not in (1, len(codes)) or not all(math.isfinite(x) and x > 0 for x in rows.scale):
+        raise ValueError("scale must hold one value or one per row, finite and > 0")
+    for name, vec, positive in (("step", rows.step, True), ("offset", rows.offset, False)):
+        if vec is not None and (len(vec) != width or not all(math.isfinite(x) and (x > 0 or not positive) for x in vec)):
+            raise ValueError(f"{name} must hold {width} finite values" + (" > 0" if positive else ""))
+    return codes
 
 
 def _query_rows(query_emb: Any) -> list[list[float]]:
@@ -207,15 +238,16 @@ def retain(
     newest-binder rule.  ``recency`` with pins is the recency-plus-pin fallback.
 
     Policy ``agent`` reads ``ages``, each block's working age u_i (0: none; 1: the newest
-    working unit): rho_i = recency_decay^(u_i - 1) * max_k r_k and
-    I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** density_exponent; without
-    ages it ranks exactly as ``dsgc``.
+    working unit): rho_i = recency_decay^(u_i - 1) * working_weight / N (1/N: the mean
+    relevance) and I_i = (r_i + lambda_pi * (pi_i + rho_i)) / max(c_i, 1) ** density_exponent;
+    without ages it ranks exactly as ``dsgc``.
     """
     p = Params.of(params, **overrides)
     budget = check_budget(budget)
     q = _query_rows(query_emb)
     d = len(q[0])
-    embs = _as_float_rows("block_embs", block_embs, d)
+    quantized = isinstance(block_embs, QuantizedRows)
+    embs = _check_quantized(block_embs, d) if quantized else _as_float_rows("block_embs", block_embs, d)
     n = len(embs)
     weights = _check_weights(query_weights, len(q))
     cost = _check_costs(costs, n)
@@ -229,7 +261,10 @@ def retain(
         live_map = live_binders(bind_maps, seq, binders)
         roots = sorted(set(_check_indices("live", live, n)))
 
-    a_k = [eq.similarities(qk, embs) for qk in q]
+    if quantized:
+        a_k = [eq.quantized_similarities(qk, embs, block_embs.scale, block_embs.step, block_embs.offset) for qk in q]
+    else:
+        a_k = [eq.similarities(qk, embs) for qk in q]
     if any(not math.isfinite(x) for row in a_k for x in row):
         raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
     if n == 0:
@@ -243,7 +278,7 @@ def retain(
         support = eq.propagate_k_hop(relevance, deps, p.hops, p.decay, seq)
 
     lam = p.effective_lambda
-    working = eq.working_support(age, relevance, p.recency_decay) if ages is not None else [0.0] * n
+    working = eq.working_support(age, p.recency_decay, p.working_weight) if ages is not None else [0.0] * n
     if p.policy == "similarity":
         scores = similarity
     elif p.policy == "recency":

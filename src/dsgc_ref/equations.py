@@ -27,6 +27,41 @@ def similarities(q: Sequence[float], embs: Sequence[Sequence[float]]) -> list[fl
     return [dot(q, e) for e in embs]
 
 
+def integer_weights(w: Sequence[float]) -> tuple[list[int], float]:
+    """(Q, 2**-k): the weights w as integers Q_t = round_half_even(w_t * 2**k), |Q_t| <= 2**14.
+
+    k = 14 - E where max_t |w_t| = m * 2**E with 0.5 <= m < 1 (``math.frexp``); k = 0 when
+    every w_t is 0.
+    """
+    top = max((abs(x) for x in w), default=0.0)
+    k = 14 - math.frexp(top)[1] if top > 0 else 0
+    return [round(math.ldexp(x, k)) for x in w], math.ldexp(1.0, -k)
+
+
+def quantized_similarities(
+    q: Sequence[float],
+    codes: Sequence[Sequence[int]],
+    scale: Sequence[float],
+    step: Sequence[float] | None = None,
+    offset: Sequence[float] | None = None,
+) -> list[float]:
+    """a_i of int8 codes standing for e_{i,t} ~ s_i * h_t * c_{i,t} + o_t (h = 1, o = 0 if None).
+
+    w_t = q_t * h_t; (Q, u) = ``integer_weights(w)``; S_i = sum_t Q_t * c_{i,t} (an exact
+    integer); a_i = (S_i * u) * s_i, plus b = ``dot(q, o)`` when an offset is given.  ``scale``
+    holds one value per row, or one for every row.
+    """
+    w = list(q) if step is None else [qt * ht for qt, ht in zip(q, step)]
+    weights, unit = integer_weights(w)
+    b = None if offset is None else dot(q, offset)
+    out = []
+    for i, row in enumerate(codes):
+        total = sum(wt * c for wt, c in zip(weights, row))
+        a = (float(total) * unit) * scale[i if len(scale) > 1 else 0]
+        out.append(a if b is None else a + b)
+    return out
+
+
 def softmax(a: Sequence[float], tau: float, order: Sequence[int] | None = None) -> list[float]:
     """r_i = exp((a_i - max_k a_k) / tau) / sum_k exp((a_k - max_k a_k) / tau).
 
@@ -188,21 +223,27 @@ def combine(
     return [b / density_weight(c, density_exponent) for b, c in zip(base, costs)]
 
 
-def working_support(ages: Sequence[int], r: Sequence[float], gamma: float) -> list[float]:
-    """rho_i = gamma^(u_i - 1) * max_k r_k for working age u_i >= 1, else 0.0 (the agent policy).
+def working_support(ages: Sequence[int], gamma: float, kappa: float) -> list[float]:
+    """rho_i = gamma^(u_i - 1) * kappa / N for working age u_i >= 1, else 0.0 (the agent policy).
 
-    The weights follow w_1 = 1.0, w_(u+1) = w_u * gamma, one multiplication per unit back, so
-    the bits do not depend on how a power is computed.  ``max_k r_k`` puts the support on the
-    scale of the relevance: it is the relevance of the query's own block whenever the query
-    is a block of the store.
+    N = len(ages) is the number of blocks, so 1/N is the mean relevance (the softmax sums to
+    1, and so does a mixture of softmaxes): the newest working unit gets kappa mean
+    relevances of support and each older one a factor gamma less.  With lambda_pi = 1 and no
+    density weight, a block outranks a working block of age u exactly when its r + pi exceeds
+    the working block's by more than kappa * gamma^(u-1) / N, which a block the query asks
+    for explicitly can have.  (Scaled by max_k r_k instead, the query's own relevance when
+    the query is a block of the store, the working set would outrank every other block.)
+    The scale s = kappa / N is one division; the weights follow w_1 = 1.0,
+    w_(u+1) = w_u * gamma (one multiplication per unit back), so the bits do not depend on
+    how a power is computed; rho_i = w_(u_i) * s.
     """
-    if not r:
+    if not ages:
         return []
-    top = max(r)
+    scale = kappa / len(ages)
     weights = [1.0]
-    for _ in range(max(ages, default=0) - 1):
+    for _ in range(max(ages) - 1):
         weights.append(weights[-1] * gamma)
-    return [weights[u - 1] * top if u >= 1 else 0.0 for u in ages]
+    return [weights[u - 1] * scale if u >= 1 else 0.0 for u in ages]
 
 
 def combine_agent(

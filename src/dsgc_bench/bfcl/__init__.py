@@ -49,8 +49,9 @@ Data flow (one module per step):
    values that are identifiers; the induction audit (induced edges and bindings resting
    only on schema vocabulary).
 8. ``suite.BfclSuite`` (``dsgc-bench bfcl``): all of the above as a suite of the
-   benchmark protocol, with the prototypes also run on the plain long-range conversations
-   of ``dsgc_bench.longrange``; files ``raw-bfcl.json`` and ``summary-bfcl.json``, two
+   benchmark protocol, with the prototypes also run on the plain and tool-heavy long-range
+   conversations of ``dsgc_bench.longrange``, and some of them on the padded points
+   (``padded``: every point behind the histories of earlier sessions); files ``raw-bfcl.json`` and ``summary-bfcl.json``, two
    sections of REPORT.md.
 """
 

@@ -14,9 +14,16 @@ adds); with ``trace=True`` also ``trace_edges``' step -> result edges; with
 ``query_turns = h > 0`` *query -> history* edges from the query to every block of turns
 at ages ``1 .. h``, weight ``query_decay ** (age_i - 1)``, where ``age_i`` counts turns
 back (``age="turn"``: ``T - t_i``) or units back (``age="unit"``: 1 for the newest history
-unit); such an edge carries the query's relevance ``r_q`` or, with
-``query_scale="history"``, the largest relevance of a history block, ``max_{k < q} r_k``
-(so a lifted unit outranks the most relevant old block only by its own relevance).  With
+unit); such an edge carries the query's relevance ``r_q`` (``query_scale="query"``), the
+largest relevance of a history block, ``max_{k < q} r_k`` (``"history"``: a lifted unit
+outranks the most relevant old block only by its own relevance), ``kappa`` mean relevances
+``kappa / n`` (``"mean"``: the engine's agent policy) or ``kappa`` median relevances
+(``"median"``: the lower median of ``r``), with ``kappa = working_weight``.  Gates: with
+``gate_z = z > 0`` the query edges are dropped when the best history match stands ``z``
+standard deviations above the mean similarity of the history (an explicit query relies on
+relevance alone); with ``outlier_z = z > 0`` every history block that is neither a call nor
+a result and whose similarity stands ``z`` standard deviations above the mean over all
+blocks gets a query edge of weight 1 (lifted like the newest unit).  With
 ``working_share = w > 0`` only the newest tool units that fit, newest first and first fit,
 in ``w`` times the room left after the query receive query edges (a working set capped in
 tokens).  ``g`` is ``"exp"``:
@@ -62,6 +69,9 @@ class AgentPolicy:
     query_targets: str = "all"
     query_scale: str = "query"
     working_share: float = 0.0
+    working_weight: float = 1.0
+    gate_z: float = 0.0
+    outlier_z: float = 0.0
 
     def with_(self, **changes: object) -> AgentPolicy:
         return replace(self, **changes)
@@ -85,9 +95,11 @@ def ages(policy: AgentPolicy, point: Point) -> np.ndarray:
     return (unit_of[point.query] - unit_of).astype(np.float64)
 
 
-def edges(policy: AgentPolicy, point: Point, targets: set[int] | None = None) -> list[tuple[int, int, float]]:
-    """Weighted ``(dependent, prerequisite, weight)`` edges of a point (module rule); query
-    edges only to ``targets`` when given."""
+def edges(
+    policy: AgentPolicy, point: Point, emb: np.ndarray, targets: set[int] | None = None
+) -> list[tuple[int, int, float]]:
+    """Weighted ``(dependent, prerequisite, weight)`` edges of a point with block embeddings
+    ``emb`` (module rule); query edges only to ``targets`` when given."""
     out: dict[tuple[int, int], float] = {}
     call_at: dict[str, int] = {}
     for i, message in enumerate(point.messages):
@@ -100,7 +112,7 @@ def edges(policy: AgentPolicy, point: Point, targets: set[int] | None = None) ->
 
         for j, i in trace_edges(list(point.messages)).tolist():
             out.setdefault((j, i), 1.0)
-    if policy.query_turns > 0:
+    if policy.query_turns > 0 and not gated(policy, point, emb):
         age = ages(policy, point)
         for i in range(point.query):
             if policy.query_targets == "tools" and point.kinds[i] not in ("call", "result"):
@@ -109,7 +121,32 @@ def edges(policy: AgentPolicy, point: Point, targets: set[int] | None = None) ->
                 continue
             if 1 <= age[i] <= policy.query_turns:
                 out[(point.query, i)] = policy.query_decay ** (age[i] - 1)
+    if policy.outlier_z > 0:
+        a = emb @ emb[point.query]
+        z = (a - a.mean()) / a.std() if a.std() > 0 else np.zeros(point.n)
+        for i in range(point.query):
+            if point.kinds[i] not in ("call", "result") and z[i] >= policy.outlier_z:
+                out[(point.query, i)] = 1.0
     return [(j, i, w) for (j, i), w in sorted(out.items())]
+
+
+def gated(policy: AgentPolicy, point: Point, emb: np.ndarray) -> bool:
+    """True when ``gate_z`` drops the query edges: the best history match's z-score is >= it."""
+    if policy.gate_z <= 0 or point.query < 2:
+        return False
+    a = emb[: point.query] @ emb[point.query]
+    return a.std() > 0 and (a.max() - a.mean()) / a.std() >= policy.gate_z
+
+
+def query_carry(policy: AgentPolicy, r: np.ndarray, query: int) -> float:
+    """What a query edge carries (``query_scale``, module docstring)."""
+    if policy.query_scale == "history" and query > 0:
+        return float(r[:query].max())
+    if policy.query_scale == "mean":
+        return policy.working_weight / r.shape[0]
+    if policy.query_scale == "median":
+        return policy.working_weight * float(np.sort(r)[(r.shape[0] - 1) // 2])
+    return float(r[query])
 
 
 def working_set(policy: AgentPolicy, point: Point, room: int) -> set[int] | None:
@@ -131,10 +168,9 @@ def block_scores(policy: AgentPolicy, point: Point, embs: np.ndarray, targets: s
     """``s_i`` of every block (module docstring); query edges only to ``targets`` when given."""
     r = softmax(embs @ embs[point.query], policy.tau)
     carried = r.copy()
-    if policy.query_scale == "history" and point.query > 0:
-        carried[point.query] = r[: point.query].max()
+    carried[point.query] = query_carry(policy, r, point.query)
     pi = np.zeros(point.n)
-    for j, i, w in edges(policy, point, targets):
+    for j, i, w in edges(policy, point, embs, targets):
         pi[i] += w * carried[j]
     s = r + policy.lam * pi
     if policy.beta:
@@ -180,10 +216,14 @@ def select(policy: AgentPolicy, point: Point, embs: np.ndarray, budget: int) -> 
 BASE = AgentPolicy()
 UNIT = BASE.with_(age="unit")
 TOOLS = UNIT.with_(query_turns=1000, query_decay=0.85, query_targets="tools")
-#: the recommendation: the store's default path plus query -> tool-unit edges (decay 0.85
-#: per unit back), the engine's tie order
-RECOMMENDED = TOOLS.with_(ties="older")
-RECOMMENDED_NAME = "(R) query->tool units d=0.85, older ties"
+#: the previous agent policy: query -> tool-unit edges (decay 0.85 per unit back) carrying
+#: the query's own relevance, the engine's tie order
+PREVIOUS = TOOLS.with_(ties="older")
+PREVIOUS_NAME = "(P) query->tool units d=0.85 carrying r_q, older ties (the previous default)"
+#: the recommendation, the engine's agent policy: the same edges carrying kappa = 8 mean
+#: relevances (kappa / n) instead of the query's own relevance
+RECOMMENDED = PREVIOUS.with_(query_scale="mean", working_weight=8.0)
+RECOMMENDED_NAME = "(R) query->tool units d=0.85 carrying 8/n (8 mean relevances), older ties"
 CANDIDATES: dict[str, AgentPolicy] = {
     "unit-max (store-like)": BASE.with_(ties="older"),
     "unit-max, newer ties": BASE,
@@ -228,11 +268,26 @@ CANDIDATES: dict[str, AgentPolicy] = {
     "(e) query->tool units d=0.5 + sum": TOOLS.with_(agg="sum", query_decay=0.5),
     "(e) query->tool units d=0.95 + sum": TOOLS.with_(agg="sum", query_decay=0.95),
     "(e) query->tool units of prev turn + sum": BASE.with_(query_turns=1, query_targets="tools", agg="sum"),
+    PREVIOUS_NAME: PREVIOUS,
+    "(S) (P) scaled by the top history relevance": PREVIOUS.with_(query_scale="history"),
+    "(S) (P) d=0.7 scaled by the top history relevance": PREVIOUS.with_(query_scale="history", query_decay=0.7),
+    "(S) (P) d=0.95 scaled by the top history relevance": PREVIOUS.with_(query_scale="history", query_decay=0.95),
+    "(W) (P), working set capped at 1/4 of the budget": PREVIOUS.with_(working_share=0.25),
+    "(W) (P), working set capped at 1/2 of the budget": PREVIOUS.with_(working_share=0.5),
+    "(W) (P), working set capped at 3/4 of the budget": PREVIOUS.with_(working_share=0.75),
+    "(Z) (P) off when the best history match has z >= 2.5": PREVIOUS.with_(gate_z=2.5),
+    "(Z) (P) off when the best history match has z >= 3": PREVIOUS.with_(gate_z=3.0),
+    "(Z) (P) off when the best history match has z >= 3.5": PREVIOUS.with_(gate_z=3.5),
+    "(O) (P) + outliers z >= 3 lifted like the newest unit": PREVIOUS.with_(outlier_z=3.0),
+    "(Q) (P) carrying 8 median relevances": PREVIOUS.with_(query_scale="median", working_weight=8.0),
+    "(Q) (P) carrying 16 median relevances": PREVIOUS.with_(query_scale="median", working_weight=16.0),
+    "(M) (P) carrying 2/n": PREVIOUS.with_(query_scale="mean", working_weight=2.0),
+    "(M) (P) carrying 4/n": PREVIOUS.with_(query_scale="mean", working_weight=4.0),
+    "(M) (P) carrying 5/n": PREVIOUS.with_(query_scale="mean", working_weight=5.0),
+    "(M) (P) carrying 12/n": PREVIOUS.with_(query_scale="mean", working_weight=12.0),
+    "(M) (P) carrying 32/n": PREVIOUS.with_(query_scale="mean", working_weight=32.0),
+    "(M) (R) d=0.7": RECOMMENDED.with_(query_decay=0.7),
+    "(M) (R) d=0.95": RECOMMENDED.with_(query_decay=0.95),
+    "(O) (R) + outliers z >= 3 lifted like the newest unit": RECOMMENDED.with_(outlier_z=3.0),
     RECOMMENDED_NAME: RECOMMENDED,
-    "(S) (R) scaled by the top history relevance": RECOMMENDED.with_(query_scale="history"),
-    "(S) (R) d=0.7 scaled by the top history relevance": RECOMMENDED.with_(query_scale="history", query_decay=0.7),
-    "(S) (R) d=0.95 scaled by the top history relevance": RECOMMENDED.with_(query_scale="history", query_decay=0.95),
-    "(W) (R), working set capped at 1/4 of the budget": RECOMMENDED.with_(working_share=0.25),
-    "(W) (R), working set capped at 1/2 of the budget": RECOMMENDED.with_(working_share=0.5),
-    "(W) (R), working set capped at 3/4 of the budget": RECOMMENDED.with_(working_share=0.75),
 }

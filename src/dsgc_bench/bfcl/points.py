@@ -39,7 +39,9 @@ class Point:
 
     ``messages``/``texts``/``costs``/``views``/``turns``/``kinds`` are per block, the
     query last; ``units`` partition the blocks (the query's unit is ``[n - 1]``);
-    ``holders[v]`` are the history blocks whose view holds needed value ``v``.
+    ``holders[v]`` are the history blocks whose view holds needed value ``v``;
+    ``budget_history``, when given, is the history cost budgets are a share of (default: the
+    point's own history; ``padded`` keeps a padded point's budget that of the original).
     """
 
     session: str
@@ -55,6 +57,7 @@ class Point:
     needed: tuple[Value, ...]
     holders: dict[Value, tuple[int, ...]]
     excluded: dict[str, int] = field(default_factory=dict)
+    budget_history: int | None = None
 
     @property
     def n(self) -> int:
@@ -70,7 +73,7 @@ class Point:
         The query is always kept (a live root charged to the budget), so the fraction is
         the share of the *history* that fits; computed exactly in integers.
         """
-        history = int(self.costs[: self.query].sum())
+        history = int(self.costs[: self.query].sum()) if self.budget_history is None else self.budget_history
         numerator, denominator = float(fraction).as_integer_ratio()
         return int(self.costs[self.query]) - ((-history * numerator) // denominator)
 

@@ -3,11 +3,14 @@
 - ``build``: the sessions of the development splits (``BfclSuite.sessions``: only the first
   N of each), replayed (``replay``), checked call by call against BFCL's executor
   (``check``), cut into scoring points (``points``); and the long-range conversations of
-  the run's seeds, plain and tool-heavy (``dsgc_bench.longrange``, one per seed and kind).
+  the run's seeds, plain and tool-heavy (``dsgc_bench.longrange``, one per seed and kind);
+  and the padded points (``padded``: every point behind the histories of the two sessions
+  before its own, with its own budget).
 - ``run``: for each encoder (the run's memoizing encoder: sentence encodings persist in the
   run's cache folder) and budget fraction, every policy of ``policies()`` and every prototype
   of ``agent.CANDIDATES`` on every point, one score per point (``metrics.score``); the
-  prototypes also on both kinds of long-range points (the needed value is the old fact); the
+  prototypes also on both kinds of long-range points (the needed value is the old fact);
+  ``PADDED`` policies and candidates also on the padded points; the
   trace facts (``facts``): the encoder-independent ones once, the values the message-level
   ``dsgc`` loses with their call kept per encoder and fraction.
 - ``summarize``: ``metrics.by_split`` of every (encoder, fraction, policy), the gap each
@@ -33,12 +36,13 @@ from dsgc_fast.messages import message_text
 from .. import longrange, session_plots
 from ..markdown import checks_table, image, table
 from ..suite import RunConfig, Section, read_json, write_json
-from .agent import CANDIDATES, RECOMMENDED_NAME
+from .agent import CANDIDATES, PREVIOUS_NAME, RECOMMENDED_NAME
 from .check import CheckResult, check_all
 from .data import SPLITS, bfcl_version, load_sessions
 from .facts import identifier_share, induction_audit, lost_with_call_kept, previous_turn_share
 from .metrics import Score, by_split, gap_closed, score, summarize
 from .oracle import unit_oracle
+from .padded import padded
 from .points import Point, transcript_points
 from .policies import Embeddings, Policy, Selection, baselines
 from .replay import Transcript, replay
@@ -51,6 +55,15 @@ TODAY = "store-dsgc"
 DEFAULT = "store-default"
 #: the long-range variants the candidates also run on, by table name
 LONGRANGE: dict[str, bool] = {"longrange-plain": False, "longrange-tool-heavy": True}
+#: sessions of padding before each padded point
+PADDING = 2
+#: the policies and candidates also run on the padded points
+PADDED: tuple[str, ...] = (
+    RECENCY, DEFAULT, ORACLE, PREVIOUS_NAME, RECOMMENDED_NAME,
+    "(Z) (P) off when the best history match has z >= 3", "(O) (P) + outliers z >= 3 lifted like the newest unit",
+    "(O) (R) + outliers z >= 3 lifted like the newest unit", "(Q) (P) carrying 16 median relevances",
+    "(M) (P) carrying 5/n", "(M) (P) carrying 12/n",
+)
 
 #: what each policy is, as the tables say it
 LABELS: dict[str, str] = {
@@ -79,12 +92,13 @@ def policies() -> dict[str, Policy]:
 @dataclass(frozen=True)
 class Plan:
     """Replayed transcripts, the executor check, the scoring points, the long-range points
-    (by variant: ``LONGRANGE``)."""
+    (by variant: ``LONGRANGE``), the padded points."""
 
     transcripts: list[Transcript]
     check: CheckResult
     points: list[Point]
     longrange: dict[str, list[Point]]
+    padded: list[Point]
 
 
 def _key(fraction: float) -> str:
@@ -153,7 +167,7 @@ class BfclSuite:
         transcripts = [replay(s, parallel=self.parallel) for s in chosen]
         points = [p for tr in transcripts for p in transcript_points(tr)]
         far = {table: longrange.points(config.seeds, tools=tools) for table, tools in LONGRANGE.items()}
-        return Plan(transcripts, check_all(transcripts), points, far)
+        return Plan(transcripts, check_all(transcripts), points, far, padded(points, PADDING))
 
     def run(self, plan: Plan, config: RunConfig) -> dict[str, Any]:
         cells, lost = [], []
@@ -173,6 +187,9 @@ class BfclSuite:
                 for policy, rule in CANDIDATES.items():
                     cols = score_cell(rule, plan.points, emb, fraction)
                     cells.append({"encoder": name, "fraction": fraction, "table": "candidates", "policy": policy, **cols})
+                for policy in PADDED:
+                    cols = score_cell(rules.get(policy) or CANDIDATES[policy], plan.padded, emb, fraction)
+                    cells.append({"encoder": name, "fraction": fraction, "table": "padded", "policy": policy, **cols})
             for variant, points in plan.longrange.items():
                 for fraction in self.longrange_fractions:
                     for policy, rule in CANDIDATES.items():
@@ -191,6 +208,7 @@ class BfclSuite:
             "check": {"calls": plan.check.calls, "mismatches": [list(m) for m in plan.check.mismatches],
                       "identical_text": plan.check.identical_text},
             "points": [_point_row(p, self.fractions) for p in plan.points],
+            "padded_points": [_point_row(p, self.fractions) for p in plan.padded],
             "longrange_points": {t: [_point_row(p, self.longrange_fractions) for p in ps] for t, ps in plan.longrange.items()},
             "facts": encoder_free_facts(plan.transcripts, plan.points),
             "lost_with_call_kept": lost,
@@ -198,18 +216,18 @@ class BfclSuite:
         }
 
     def summarize(self, raw: dict[str, Any], config: RunConfig) -> dict[str, Any]:
-        tables: dict[str, Any] = {"policies": {}, "candidates": {}, **{t: {} for t in LONGRANGE}}
+        tables: dict[str, Any] = {"policies": {}, "candidates": {}, "padded": {}, **{t: {} for t in LONGRANGE}}
         for cell in raw["cells"]:
             far = cell["table"] in LONGRANGE
             rows, fractions = (
                 (raw["longrange_points"][cell["table"]], raw["longrange_fractions"]) if far
-                else (raw["points"], raw["fractions"])
+                else (raw["padded_points" if cell["table"] == "padded" else "points"], raw["fractions"])
             )
             scores = scores_of(rows, cell, fractions.index(cell["fraction"]))
             figures = summarize(scores) if far else by_split(scores)
             by_fraction = tables[cell["table"]].setdefault(cell["encoder"], {}).setdefault(_key(cell["fraction"]), {})
             by_fraction[cell["policy"]] = figures
-        for by_encoder in tables["policies"].values():
+        for by_encoder in (*tables["policies"].values(), *tables["padded"].values()):
             for cell in by_encoder.values():
                 low, high = cell[RECENCY], cell[ORACLE]
                 for figures in cell.values():
@@ -220,6 +238,7 @@ class BfclSuite:
         summary = {
             **meta,
             "points": len(raw["points"]),
+            "padded_points": len(raw["padded_points"]),
             "longrange_points": {t: len(rows) for t, rows in raw["longrange_points"].items()},
             "check": {**raw["check"], "mismatches": len(raw["check"]["mismatches"])},
             "facts": raw["facts"],
@@ -418,16 +437,31 @@ def candidate_parts(s: dict[str, Any]) -> list[str]:
     parts = [
         "The agent policy was chosen among NumPy prototypes (`dsgc_bench/bfcl/agent.py`, whose docstring gives "
         "each symbol) run on the same points: a recency prior in the score (a), a reserved working window (b), "
-        "unit aggregation and density (c), query -> history edges (d) and combinations (e). The engine's agent "
-        f"policy is the prototype `{RECOMMENDED_NAME}`: working-set support decaying 0.85 per unit, for tool "
-        "units only (the claim above checks that the engine keeps what it keeps). Candidates that lift every "
-        "recent block win on BFCL but lose the old fact of plain long-range conversations (`plain` columns: "
-        f"{n} conversations of the long-range suite, share of facts kept); lifting tool units only leaves a "
-        "conversation without tools ranked as by DSGC, but in the tool-heavy variant of the same conversations "
-        "(`tools` columns) the lifted units crowd the old fact out at small budgets. The (S) rows carry, on the "
-        "query -> tool-unit edges, the largest relevance of a history block instead of the query's own "
-        "relevance: a proposal measured here on the development splits only, not adopted by the engine. Gap "
-        "closed is against the store-recency and unit-oracle rows of the policies table.",
+        "unit aggregation and density (c), query -> history edges (d) and combinations (e). Candidates that lift "
+        "every recent block win on BFCL but lose the old fact of plain long-range conversations (`plain` columns: "
+        f"{n} conversations of the long-range suite, share of facts kept); lifting tool units only, "
+        f"`{PREVIOUS_NAME}`, leaves a conversation without tools ranked as by DSGC, but carrying the query's own "
+        "relevance r_q it lifts the working set over every other block, and in the tool-heavy variant of the same "
+        "conversations (`tools` columns) the lifted units crowd the old fact out at small budgets. The engine's "
+        f"agent policy is `{RECOMMENDED_NAME}` (the claim above checks that the engine keeps what it keeps): the "
+        "same working set carrying 8 mean relevances (8/n; the n relevances sum to 1), so a block the query asks "
+        "for explicitly outranks a working block once its relevance exceeds it by that margin. Measured beside it: "
+        "the top history relevance (S) or the median relevance (Q) as the scale, other weights (M), a working set "
+        "capped in tokens (W), the working set switched off when the query's best history match stands z standard "
+        "deviations above the history's mean similarity (Z, the explicit-query gate), and such outlier blocks "
+        "lifted like the newest unit (O). A z-score of the best of N blocks cannot exceed sqrt(N - 1), and BFCL's "
+        "histories hold 5-25 blocks, so the `padded` columns rerun the policies marked there on every point behind "
+        f"the histories of the {PADDING} sessions before its own (pooled recall, the point's own budget and needed "
+        "values; `dsgc_bench/bfcl/padded.py`). Gap closed is against the store-recency and unit-oracle rows of the "
+        "policies table; on the padded points store-recency and the unit oracle keep "
+        + "; ".join(
+            f"{enc} " + " / ".join(
+                f"{_fmt(s['padded'][enc][f][RECENCY]['pooled']['recall'])} and "
+                f"{_fmt(s['padded'][enc][f][ORACLE]['pooled']['recall'])}" for f in fractions)
+            for enc in s["encoders"])
+        + " (" + " / ".join(f"{float(f):.0%}" for f in fractions) + "), the store default "
+        + "; ".join(f"{enc} " + " / ".join(_fmt(s["padded"][enc][f][DEFAULT]["pooled"]["recall"]) for f in fractions)
+                    for enc in s["encoders"]) + ".",
     ]
     for enc in s["encoders"]:
         rows = []
@@ -441,11 +475,14 @@ def candidate_parts(s: dict[str, Any]) -> list[str]:
                                            base[ORACLE]["pooled"]["recall"])))
             for variant in LONGRANGE:
                 row += [_fmt(s[variant][enc][f][cand]["recall"]) for f in far]
+            padded_cells = s["padded"][enc]
+            row += [_fmt(padded_cells[f][cand]["pooled"]["recall"]) if cand in padded_cells[f] else "—" for f in fractions]
             rows.append(row)
         header = ["candidate"]
         for f in fractions:
             header += [f"{x} {float(f):.0%}" for x in (*s["splits"], "pooled")] + [f"gap {float(f):.0%}"]
         for variant in LONGRANGE:
             header += [f"{variant.split('-', 1)[1].replace('tool-heavy', 'tools')} {float(f):.0%}" for f in far]
+        header += [f"padded {float(f):.0%}" for f in fractions]
         parts += [f"### {enc} encoder", table(header, rows)]
     return parts

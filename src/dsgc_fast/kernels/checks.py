@@ -8,8 +8,9 @@ Both only read their argument and index within its shape, so they are safe on an
 from __future__ import annotations
 
 import numba
+import numpy as np
 
-from .._config import JIT
+from .._config import JIT, JIT_PARALLEL, cache_twin
 
 
 @numba.njit(**JIT, fastmath={"reassoc"})
@@ -43,3 +44,40 @@ def cost_bounds(c):
         top = max(top, v)
         total += v
     return low < 0, top, total
+
+
+#: words compared between two early-exit checks of ``same_words``
+_SPAN = 4096
+
+
+@numba.njit(**JIT)
+def _equal_from(a, b, lo, hi):
+    """True iff a[lo:hi] == b[lo:hi]: the XOR of each span ORed branch-free, then tested.
+
+    Unsigned indices spare Numba's negative-index wraparound, which keeps LLVM from
+    vectorizing a loop that does not start at 0.
+    """
+    for start in range(lo, hi, _SPAN):
+        acc = np.uint64(0)
+        for k in range(np.uint64(start), np.uint64(min(start + _SPAN, hi))):
+            acc |= a[k] ^ b[k]
+        if acc != 0:
+            return False
+    return True
+
+
+def _same_words_impl(a, b, parts):
+    """True iff the uint64 vectors ``a`` and ``b`` (one length) are equal, in ``parts`` ranges.
+
+    Each part compares its range span by span and stops at the first span that differs; the
+    parallel twin takes the parts on threads.
+    """
+    equal = np.ones(parts, dtype=np.bool_)
+    n = a.shape[0]
+    for p in numba.prange(parts):
+        equal[p] = _equal_from(a, b, n * p // parts, n * (p + 1) // parts)
+    return equal.all()
+
+
+same_words = numba.njit(_same_words_impl, **JIT)
+same_words_par = numba.njit(cache_twin(_same_words_impl, "_par"), **JIT_PARALLEL)

@@ -1,34 +1,52 @@
-"""Exact dot products of 8 or 16 rows at once: SIMD lanes are rows, never terms of one sum.
+"""Exact dot products of many rows at once: SIMD lanes are rows, never terms of one sum.
 
 The exact contract sums each dot product left to right, ``s <- s + q_t * e_t`` for
 t = 0, 1, ..., one rounding per product and per add.  That chain cannot be split along t
 (reassociating it changes the bits), so the vector lanes must hold different rows: lane r of
-the accumulator is row r's running sum, and every step adds the products of one column t to
+an accumulator is row r's running sum, and every step adds the products of one column t to
 all lanes at once.  Numba's auto-vectorizer does not find this (it vectorizes along t, which
-the contract forbids), so it is written here as an LLVM intrinsic:
+the contract forbids), so it is written here as LLVM intrinsics, for two layouts:
+
+``dot_rows8`` / ``dot_rows16`` read a row-major (N, d) matrix::
 
     for each column block t0 = 0, 8, 16, ... (while t0 + 8 <= d):
         load 8 consecutive elements of each row           (8 vectors, rows x columns)
         transpose them with 24 shuffles                    (8 vectors, columns x rows)
         for t in t0 .. t0 + 7:  acc <- acc + q_t * column_t   (lane r: row r only)
 
-Why the bits equal the one-row loop: the transpose only moves values; ``fpext`` of a
-float32 to float64 is exact; ``fmul`` and ``fadd`` carry no fast-math flags, so LLVM may
-neither fuse them into an FMA nor reorder them; and lane r sees the columns in ascending t,
-exactly as ``for t in range(d): s += q[t] * e[r, t]`` does.  The last ``d % 8`` columns are
-left to the caller (scalar, continuing each row's sum).
+The last ``d % 8`` columns are left to the caller (scalar, continuing each row's sum).
 
-While it sums a block of rows, it asks the cache for the next block (``llvm.prefetch``, a
-hint that never faults, also past the end of the matrix), a few cache lines per step in
-ascending address order, so the next block has arrived when the loop reaches it.  The block
-itself is read as 8 or 16 interleaved row streams, which the hardware prefetcher alone
-follows poorly.  The hint fills L2, not L1 (locality 2, ``prefetcht1``): the next block
-(16 rows of 1.5 KB at d = 384) and the current one together overfill a 32 KB L1, and lines
-fetched into L1 a block early were evicted again before use.  Measured with the matrix in
-main memory, N = 1M, d = 384, one core: 129 ms without the hint, 81 ms filling L1, 59 ms
-filling L2; two cores at N = 100k: 4.9 ms filling L1, 4.2 ms filling L2 (fast mode's
-reassociated loop: 4.0 ms).  Vectors of 8 lanes are plain LLVM
-IR; the backend lowers them to whatever the machine has (AVX-512, AVX2, SSE2, NEON).
+``dot_tile`` reads a tile of ``TILE_ROWS`` rows stored column by column (the layout of
+``dsgc_fast.TiledEmbeddings``: tile k, column t holds rows 32k .. 32k + 31 side by side), so
+each column is ``TILE_ROWS // 8`` plain vector loads: no shuffles, and one sequential stream
+through memory that the hardware prefetcher follows by itself.
+
+Element types: float64, float32, and float16 passed as its raw bits (a uint16 array: Numba
+has no float16 arithmetic on the CPU).  In these kernels a uint16 element always means IEEE
+half bits: they are bitcast to ``half`` and widened with ``fpext``, inside the registers
+(float16 rows are widened to float32 before the transpose, which then runs as for float32).
+
+Why the bits equal the one-row loop: the transpose only moves values; ``fpext`` of a
+float16 or float32 to float64 is exact; the products and sums carry no fast-math flags, so
+LLVM may neither reorder nor fuse them; and lane r sees the columns in ascending t, exactly
+as ``for t in range(d): s += q[t] * e[r, t]`` does.
+
+The ``fused`` variants compute each step as ``llvm.fmuladd(q_t, e_t, s)``, which the backend
+turns into one FMA instruction where the machine has one.  An FMA rounds ``q_t * e_t + s``
+once instead of twice, which equals the two-rounding result whenever the product
+``q_t * e_t`` is exact in float64.  That holds when q is a float32 vector (24 significant
+bits) and the embeddings are float32 (24) or float16 (11): the product has at most 48
+significant bits, its magnitude stays between 2**-298 and 2**256, so it is never rounded.
+The caller checks that precondition (``scoring.products_exact``); under it the fused kernels
+give the same bits as the plain ones, with one instruction per step instead of two.
+
+While ``dot_rows*`` sums a block of rows, it asks the cache for the block two blocks ahead
+(``llvm.prefetch``, a hint that never faults, also past the end of the matrix), a few cache
+lines per step in ascending address order: a block is read as 8 or 16 interleaved row
+streams, which the hardware prefetcher alone follows poorly.  The hint fills L2, not L1
+(locality 2, ``prefetcht1``): the prefetched blocks and the current one together overfill a
+32 KB L1.  Vectors of 8 lanes are plain LLVM IR; the backend lowers them to whatever the
+machine has (AVX-512, AVX2, SSE2, NEON).
 """
 
 from __future__ import annotations
@@ -40,12 +58,24 @@ from numba.extending import intrinsic
 
 #: rows per vector (lanes); the transpose below is written for 8 x 8
 LANES = 8
+#: rows per tile of the tiled layout (four accumulator vectors)
+TILE_ROWS = 32
+#: blocks of rows between the one being summed and the one being prefetched
+_AHEAD = 2
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _BYTE_PTR = ir.IntType(8).as_pointer()
+_V_F64 = ir.VectorType(ir.DoubleType(), LANES)
+_ZEROS = ir.Constant(_V_F64, [0.0] * LANES)
 _PREFETCH_TYPE = ir.FunctionType(ir.VoidType(), [_BYTE_PTR, _I32, _I32, _I32])
+_FMULADD_TYPE = ir.FunctionType(_V_F64, [_V_F64, _V_F64, _V_F64])
 _READ, _L2, _DATA = ir.Constant(_I32, 0), ir.Constant(_I32, 2), ir.Constant(_I32, 1)
+
+#: element types the kernels read, and the LLVM type of one element (uint16: half bits)
+_ITEMS = {types.float64: ir.DoubleType(), types.float32: ir.FloatType(), types.uint16: ir.IntType(16)}
+#: significand bits of each element type (uint16: a half's 11)
+SIGNIFICAND_BITS = {types.float64: 53, types.float32: 24, types.uint16: 11}
 
 
 def _mask(lanes: list[int]) -> ir.Constant:
@@ -74,23 +104,92 @@ def _transpose(builder: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
     ]
 
 
-def _contiguous_floats(ty: types.Type, ndim: int) -> bool:
-    return isinstance(ty, types.Array) and ty.ndim == ndim and ty.layout == "C" and ty.dtype in (types.float32, types.float64)
+def _floats(builder: ir.IRBuilder, vec: ir.Value, dtype: types.Type) -> ir.Value:
+    """Half bits -> float32 (exact); float32 and float64 vectors pass through."""
+    if dtype == types.uint16:
+        half = builder.bitcast(vec, ir.VectorType(ir.HalfType(), vec.type.count))
+        return builder.fpext(half, ir.VectorType(ir.FloatType(), vec.type.count))
+    return vec
 
 
-def _make(groups: int):
-    """The intrinsic for ``groups`` x 8 rows (independent accumulators hide the add latency)."""
+def _doubles(builder: ir.IRBuilder, vec: ir.Value) -> ir.Value:
+    """A float32 or float64 vector of 8 as float64 (``fpext`` is exact)."""
+    return vec if vec.type.element == ir.DoubleType() else builder.fpext(vec, _V_F64)
+
+
+def _step(builder: ir.IRBuilder, acc: ir.Value, q_v: ir.Value, column: ir.Value, fused: bool) -> ir.Value:
+    """acc + q_v * column: two roundings, or one ``fmuladd`` (see the module docstring)."""
+    if fused:
+        fmuladd = cgutils.get_or_insert_function(builder.module, _FMULADD_TYPE, "llvm.fmuladd.v8f64")
+        return builder.call(fmuladd, [q_v, column, acc])
+    return builder.fadd(acc, builder.fmul(q_v, column))
+
+
+def _broadcast(builder: ir.IRBuilder, q_data: ir.Value, t: ir.Value) -> ir.Value:
+    q_t = builder.load(builder.gep(q_data, [t]))
+    q_v = builder.insert_element(ir.Constant(_V_F64, ir.Undefined), q_t, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(q_v, q_v, _BROADCAST)
+
+
+def _contiguous(ty: types.Type, ndim: int, dtypes: tuple[types.Type, ...]) -> bool:
+    return isinstance(ty, types.Array) and ty.ndim == ndim and ty.layout == "C" and ty.dtype in dtypes
+
+
+def _float64_vector(ty: types.Type) -> bool:
+    return _contiguous(ty, 1, (types.float64,))
+
+
+def counted_loop(builder: ir.IRBuilder, start: ir.Value, end: ir.Value, step: int, initial: list[ir.Value]):  # type: ignore[no-untyped-def]
+    """Open ``for t = start; t < end; t += step`` carrying one accumulator per ``initial`` value.
+
+    Returns (t, accumulators, close): fill the body at the builder's position, then call
+    ``close(new_accumulators)``, which leaves the builder after the loop.
+    """
+    entry = builder.block
+    head = builder.append_basic_block("loop.head")
+    body = builder.append_basic_block("loop.body")
+    done = builder.append_basic_block("loop.done")
+    builder.branch(head)
+    builder.position_at_end(head)
+    t = builder.phi(_I64)
+    t.add_incoming(start, entry)
+    acc = []
+    for value in initial:
+        phi = builder.phi(value.type)
+        phi.add_incoming(value, entry)
+        acc.append(phi)
+    builder.cbranch(builder.icmp_signed("<", t, end), body, done)
+    builder.position_at_end(body)
+
+    def close(sums: list[ir.Value]) -> None:
+        for phi, value in zip(acc, sums):
+            phi.add_incoming(value, builder.block)
+        t.add_incoming(builder.add(t, ir.Constant(_I64, step)), builder.block)
+        builder.branch(head)
+        builder.position_at_end(done)
+
+    return t, acc, close
+
+
+def _store(builder: ir.IRBuilder, out_data: ir.Value, first: ir.Value, acc: list[ir.Value]) -> None:
+    for g, vec in enumerate(acc):
+        dst = builder.gep(out_data, [builder.add(first, ir.Constant(_I64, LANES * g))])
+        builder.store(vec, builder.bitcast(dst, _V_F64.as_pointer()), align=8)
+
+
+def _make_rows(groups: int, fused: bool):  # type: ignore[no-untyped-def]
+    """The row-major intrinsic for ``groups`` x 8 rows (independent accumulators hide the add latency)."""
 
     @intrinsic
     def dot_rows(typingctx, embs, q, i, out):
         """out[i + r] = sum_{t < d - d % 8} q_t * e_{i+r, t}, left to right, r < 8 * groups.
 
-        ``embs`` (N, d) and ``q`` (d,) C-contiguous float32/float64, ``out`` C-contiguous
-        float64; the caller guarantees i + 8 * groups <= N.
+        ``embs`` (N, d) C-contiguous float64, float32 or half bits (uint16), ``q`` (d,) and
+        ``out`` C-contiguous float64; the caller guarantees i + 8 * groups <= N.
         """
-        if not (_contiguous_floats(embs, 2) and _contiguous_floats(q, 1) and _contiguous_floats(out, 1)):
+        if not (_contiguous(embs, 2, tuple(_ITEMS)) and _float64_vector(q) and _float64_vector(out)):
             return None
-        if not (q.dtype == types.float64 and out.dtype == types.float64 and isinstance(i, types.Integer)):
+        if not isinstance(i, types.Integer):
             return None
 
         def codegen(context, builder, signature, args):
@@ -99,70 +198,40 @@ def _make(groups: int):
             q_arr = context.make_array(q_ty)(context, builder, args[1])
             o_arr = context.make_array(o_ty)(context, builder, args[3])
             row0 = context.cast(builder, args[2], i_ty, types.int64)
-            item = context.get_value_type(e_ty.dtype)
             width = e_ty.dtype.bitwidth // 8
-            v_item, v_f64 = ir.VectorType(item, LANES), ir.VectorType(ir.DoubleType(), LANES)
+            v_item = ir.VectorType(_ITEMS[e_ty.dtype], LANES)
             d = builder.extract_value(e_arr.shape, 1)
             row_bytes = builder.extract_value(e_arr.strides, 0)
-            blocks_end = builder.and_(d, ir.Constant(_I64, -LANES))  # d - d % 8
             base = builder.bitcast(e_arr.data, _BYTE_PTR)
             starts = [
                 builder.gep(base, [builder.mul(builder.add(row0, ir.Constant(_I64, r)), row_bytes)])
                 for r in range(LANES * groups)
             ]
-
-            entry = builder.block
-            head = builder.append_basic_block("rowdot.head")
-            body = builder.append_basic_block("rowdot.body")
-            tail = builder.append_basic_block("rowdot.done")
-            builder.branch(head)
-
-            builder.position_at_end(head)
-            t0 = builder.phi(_I64)
-            t0.add_incoming(ir.Constant(_I64, 0), entry)
-            acc = []
-            for _ in range(groups):
-                phi = builder.phi(v_f64)
-                phi.add_incoming(ir.Constant(v_f64, [0.0] * LANES), entry)
-                acc.append(phi)
-            builder.cbranch(builder.icmp_signed("<", t0, blocks_end), body, tail)
-
-            builder.position_at_end(body)
-            offset = builder.mul(t0, ir.Constant(_I64, width))
-            # prefetch: this step's share of the next block, lines in ascending order.  A block
-            # is 8 * groups rows of d * width bytes and the loop takes d // 8 steps, so
-            # groups * width lines per step cover it (t0 * 8 * groups * width bytes so far).
             prefetch = cgutils.get_or_insert_function(builder.module, _PREFETCH_TYPE, "llvm.prefetch.p0")
-            ahead = builder.gep(starts[-1], [row_bytes])  # the first row of the next block
+            end = builder.and_(d, ir.Constant(_I64, -LANES))
+            t0, acc, close = counted_loop(builder, ir.Constant(_I64, 0), end, LANES, [_ZEROS] * groups)
+            offset = builder.mul(t0, ir.Constant(_I64, width))
+            # prefetch: this step's share of the block _AHEAD blocks on, lines in ascending
+            # order.  A block is 8 * groups rows of d * width bytes and the loop takes d // 8
+            # steps, so groups * width lines per step cover it.
+            ahead = builder.gep(starts[0], [builder.mul(row_bytes, ir.Constant(_I64, LANES * groups * _AHEAD))])
             ahead = builder.gep(ahead, [builder.mul(t0, ir.Constant(_I64, LANES * groups * width))])
             for line in range(groups * width):  # read, into L2 (see the module docstring), data
                 builder.call(prefetch, [builder.gep(ahead, [ir.Constant(_I64, 64 * line)]), _READ, _L2, _DATA])
             columns = []
             for g in range(groups):
                 loaded = [
-                    builder.load(builder.bitcast(builder.gep(starts[LANES * g + r], [offset]), v_item.as_pointer()), align=width)
+                    _floats(builder, builder.load(builder.bitcast(builder.gep(starts[LANES * g + r], [offset]), v_item.as_pointer()), align=width), e_ty.dtype)
                     for r in range(LANES)
-                ]
+                ]  # fmt: skip
                 columns.append(_transpose(builder, loaded))
             sums = list(acc)
             for t in range(LANES):
-                q_t = builder.load(builder.gep(q_arr.data, [builder.add(t0, ir.Constant(_I64, t))]))
-                q_v = builder.insert_element(ir.Constant(v_f64, ir.Undefined), q_t, ir.Constant(_I32, 0))
-                q_v = builder.shuffle_vector(q_v, q_v, _BROADCAST)
+                q_v = _broadcast(builder, q_arr.data, builder.add(t0, ir.Constant(_I64, t)))
                 for g in range(groups):
-                    column = columns[g][t]
-                    if item != ir.DoubleType():
-                        column = builder.fpext(column, v_f64)  # exact
-                    sums[g] = builder.fadd(sums[g], builder.fmul(q_v, column))
-            for g in range(groups):
-                acc[g].add_incoming(sums[g], builder.block)
-            t0.add_incoming(builder.add(t0, ir.Constant(_I64, LANES)), builder.block)
-            builder.branch(head)
-
-            builder.position_at_end(tail)
-            for g in range(groups):
-                dst = builder.gep(o_arr.data, [builder.add(row0, ir.Constant(_I64, LANES * g))])
-                builder.store(acc[g], builder.bitcast(dst, v_f64.as_pointer()), align=8)
+                    sums[g] = _step(builder, sums[g], q_v, _doubles(builder, columns[g][t]), fused)
+            close(sums)
+            _store(builder, o_arr.data, row0, acc)
             return cgutils.get_null_value(context.get_value_type(types.none))
 
         return types.none(embs, q, i, out), codegen
@@ -170,7 +239,88 @@ def _make(groups: int):
     return dot_rows
 
 
-#: out[i:i+8] (one accumulator vector)
-dot_rows8 = _make(1)
+def _make_tile(fused: bool):  # type: ignore[no-untyped-def]
+    groups = TILE_ROWS // LANES
+
+    @intrinsic
+    def dot_tile(typingctx, tiles, q, k, out, first):
+        """out[first + r] = sum_t q_t * tiles[k, t, r], left to right, for r < TILE_ROWS.
+
+        ``tiles`` (T, d, TILE_ROWS) C-contiguous float64, float32 or half bits (uint16),
+        ``q`` (d,) and ``out`` C-contiguous float64; the caller guarantees k < T and
+        first + TILE_ROWS <= len(out).
+        """
+        if not (_contiguous(tiles, 3, tuple(_ITEMS)) and _float64_vector(q) and _float64_vector(out)):
+            return None
+        if not (isinstance(k, types.Integer) and isinstance(first, types.Integer)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            e_ty, q_ty, k_ty, o_ty, f_ty = signature.args
+            e_arr = context.make_array(e_ty)(context, builder, args[0])
+            q_arr = context.make_array(q_ty)(context, builder, args[1])
+            o_arr = context.make_array(o_ty)(context, builder, args[3])
+            tile = context.cast(builder, args[2], k_ty, types.int64)
+            first = context.cast(builder, args[4], f_ty, types.int64)
+            width = e_ty.dtype.bitwidth // 8
+            v_item = ir.VectorType(_ITEMS[e_ty.dtype], LANES)
+            d = builder.extract_value(e_arr.shape, 1)
+            tile_bytes = builder.extract_value(e_arr.strides, 0)
+            start = builder.gep(builder.bitcast(e_arr.data, _BYTE_PTR), [builder.mul(tile, tile_bytes)])
+            t, acc, close = counted_loop(builder, ir.Constant(_I64, 0), d, 1, [_ZEROS] * groups)
+            column = builder.gep(start, [builder.mul(t, ir.Constant(_I64, TILE_ROWS * width))])
+            q_v = _broadcast(builder, q_arr.data, t)
+            sums = []
+            for g in range(groups):
+                ptr = builder.bitcast(builder.gep(column, [ir.Constant(_I64, g * LANES * width)]), v_item.as_pointer())
+                lanes = _doubles(builder, _floats(builder, builder.load(ptr, align=width), e_ty.dtype))
+                sums.append(_step(builder, acc[g], q_v, lanes, fused))
+            close(sums)
+            _store(builder, o_arr.data, first, acc)
+            return cgutils.get_null_value(context.get_value_type(types.none))
+
+        return types.none(tiles, q, k, out, first), codegen
+
+    return dot_tile
+
+
+@intrinsic
+def widen(typingctx, x):
+    """One element as float64: float32 by ``fpext``, half bits (uint16) via ``half`` (exact)."""
+    if x not in _ITEMS:
+        return None
+
+    def codegen(context, builder, signature, args):
+        (value,) = args
+        if signature.args[0] == types.uint16:
+            value = builder.bitcast(value, ir.HalfType())
+        return value if signature.args[0] == types.float64 else builder.fpext(value, ir.DoubleType())
+
+    return types.float64(x), codegen
+
+
+@intrinsic
+def significand_bits(typingctx, embs):
+    """The significand bits of ``embs``'s element type: 53, 24, or 11 for half bits (uint16)."""
+    if not (isinstance(embs, types.Array) and embs.dtype in SIGNIFICAND_BITS):
+        return None
+    bits = SIGNIFICAND_BITS[embs.dtype]
+
+    def codegen(context, builder, signature, args):
+        return ir.Constant(_I64, bits)
+
+    return types.int64(embs), codegen
+
+
+#: out[i:i+8] (one accumulator vector), two roundings per step
+dot_rows8 = _make_rows(1, fused=False)
 #: out[i:i+16] (two independent accumulator vectors: the add latency is hidden)
-dot_rows16 = _make(2)
+dot_rows16 = _make_rows(2, fused=False)
+#: ``dot_rows8`` with one ``fmuladd`` per step (only where products are exact)
+dot_rows8_fused = _make_rows(1, fused=True)
+#: ``dot_rows16`` with one ``fmuladd`` per step (only where products are exact)
+dot_rows16_fused = _make_rows(2, fused=True)
+#: one tile of the tiled layout, two roundings per step
+dot_tile = _make_tile(fused=False)
+#: ``dot_tile`` with one ``fmuladd`` per step (only where products are exact)
+dot_tile_fused = _make_tile(fused=True)

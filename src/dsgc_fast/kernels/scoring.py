@@ -15,7 +15,18 @@ import numba
 import numpy as np
 
 from .._config import JIT, JIT_FAST, JIT_FAST_PARALLEL, JIT_PARALLEL, cache_twin
-from .rowdot import LANES, dot_rows8, dot_rows16
+from .rowdot import (
+    LANES,
+    TILE_ROWS,
+    dot_rows8,
+    dot_rows8_fused,
+    dot_rows16,
+    dot_rows16_fused,
+    dot_tile,
+    dot_tile_fused,
+    significand_bits,
+    widen,
+)
 
 
 #: rows per parallel task
@@ -27,52 +38,75 @@ SIMILARITY, WEIGHTED, RECENCY, AGENT = 0, 1, 2, 3
 
 
 @numba.njit(**JIT)
+def products_exact(embs, q):
+    """True when every product q_t * e_t is exact in float64 (so an FMA step is exact too).
+
+    That is the case when every q_t is a float32 value and the elements are float32 or half
+    bits (24 + 24 significant bits at most, magnitudes far from float64's limits; see
+    ``rowdot``).  Embeddings of float64 are never fused.
+    """
+    if significand_bits(embs) > 24:
+        return False
+    for t in range(q.shape[0]):
+        if np.float64(np.float32(q[t])) != q[t]:
+            return False
+    return True
+
+
+@numba.njit(**JIT)
 def _dot_row(embs, q, j):
     """sum_t q_t * e_{j,t}, left to right from 0.0, in float64 (one row, scalar)."""
     s = 0.0
     for t in range(embs.shape[1]):
-        s += q[t] * np.float64(embs[j, t])
+        s += q[t] * widen(embs[j, t])
     return s
 
 
 @numba.njit(**JIT)
-def _rows(embs, q, i, count, out):
+def _rows(embs, q, i, count, fused, out):
     """out[i:i+count] for count = 8 or 16: the SIMD block, then each row's last d % 8 terms."""
     if count == 16:
-        dot_rows16(embs, q, i, out)
+        if fused:
+            dot_rows16_fused(embs, q, i, out)
+        else:
+            dot_rows16(embs, q, i, out)
+    elif fused:
+        dot_rows8_fused(embs, q, i, out)
     else:
         dot_rows8(embs, q, i, out)
     d = embs.shape[1]
     for j in range(i, i + count):
         s = out[j]
         for t in range(d - d % LANES, d):
-            s += q[t] * np.float64(embs[j, t])
+            s += q[t] * widen(embs[j, t])
         out[j] = s
 
 
 def _similarity_impl(embs, q, out):
-    """out_i = sum_t q_t * e_{i,t}, left to right from 0.0, in float64 (embs may be float32).
+    """out_i = sum_t q_t * e_{i,t}, left to right from 0.0, in float64.
 
-    Rows go 16 at a time through ``rowdot`` (vector lanes are rows, so each row keeps its
-    own summation order and the bits equal the one-row loop and ``dsgc_ref``); a ragged last
-    block overlaps the one before it (a row computed twice gets the same bits twice), and a
-    task of fewer than 8 rows runs the scalar loop.  Rows are owned by one task, so any
-    thread count gives the same bits.
+    ``embs`` is float64, float32 or float16 as its bits (uint16).  Rows go 16 at a time
+    through ``rowdot`` (vector lanes are rows, so each row keeps its own summation order and
+    the bits equal the one-row loop and ``dsgc_ref``), fused (one FMA per step) when
+    ``products_exact``; a ragged last block overlaps the one before it (a row computed twice
+    gets the same bits twice), and a task of fewer than 8 rows runs the scalar loop.  Rows
+    are owned by one task, so any thread count gives the same bits.
     """
     n = embs.shape[0]
+    fused = products_exact(embs, q)
     for c in numba.prange((n + _CHUNK - 1) // _CHUNK):
         lo = c * _CHUNK
         hi = min(lo + _CHUNK, n)
         i = lo
         while hi - i >= 16:
-            _rows(embs, q, i, 16, out)
+            _rows(embs, q, i, 16, fused, out)
             i += 16
         if i < hi:
             if hi - lo >= 16:
-                _rows(embs, q, hi - 16, 16, out)
+                _rows(embs, q, hi - 16, 16, fused, out)
             elif hi - lo >= 8:
-                _rows(embs, q, lo, 8, out)
-                _rows(embs, q, hi - 8, 8, out)
+                _rows(embs, q, lo, 8, fused, out)
+                _rows(embs, q, hi - 8, 8, fused, out)
             else:
                 for j in range(lo, hi):
                     out[j] = _dot_row(embs, q, j)
@@ -80,6 +114,39 @@ def _similarity_impl(embs, q, out):
 
 similarity = numba.njit(_similarity_impl, **JIT)
 similarity_par = numba.njit(cache_twin(_similarity_impl, "_par"), **JIT_PARALLEL)
+
+
+def _similarity_tiles_impl(tiles, q, n, out):
+    """out_i = sum_t q_t * e_{i,t} (as ``similarity``) for i < n, from the tiled layout.
+
+    ``tiles`` (T, d, TILE_ROWS): tile k, column t holds rows k * TILE_ROWS + r side by side
+    (padded with zero rows past n).  Each tile is one ``rowdot.dot_tile`` call, fused when
+    ``products_exact``; the last, partial tile is summed into a scratch vector and its first
+    rows copied.  Tiles are owned by one task, so any thread count gives the same bits.
+    """
+    fused = products_exact(tiles, q)
+    full = n // TILE_ROWS
+    per_task = _CHUNK // TILE_ROWS
+    n_tiles = tiles.shape[0]
+    for c in numba.prange((n_tiles + per_task - 1) // per_task):
+        for k in range(c * per_task, min(c * per_task + per_task, n_tiles)):
+            if k < full:
+                if fused:
+                    dot_tile_fused(tiles, q, k, out, k * TILE_ROWS)
+                else:
+                    dot_tile(tiles, q, k, out, k * TILE_ROWS)
+            else:
+                scratch = np.empty(TILE_ROWS, dtype=np.float64)
+                if fused:
+                    dot_tile_fused(tiles, q, k, scratch, 0)
+                else:
+                    dot_tile(tiles, q, k, scratch, 0)
+                for r in range(n - k * TILE_ROWS):
+                    out[k * TILE_ROWS + r] = scratch[r]
+
+
+similarity_tiles = numba.njit(_similarity_tiles_impl, **JIT)
+similarity_tiles_par = numba.njit(cache_twin(_similarity_tiles_impl, "_par"), **JIT_PARALLEL)
 
 
 def _similarity_fast_impl(embs, q, out):
@@ -93,7 +160,7 @@ def _similarity_fast_impl(embs, q, out):
         for i in range(c * _CHUNK, min(c * _CHUNK + _CHUNK, n)):
             s = 0.0
             for t in range(d):
-                s += q[t] * np.float64(embs[i, t])
+                s += q[t] * widen(embs[i, t])
             out[i] = s
 
 
@@ -203,19 +270,21 @@ def rule_scores(rule, sim, rel, pi, rho, costs, lambda_pi, density_exponent, ord
 
 
 @numba.njit(**JIT)
-def working_support(ages, r, gamma, out):
-    """out_i = gamma^(u_i - 1) * max_k r_k for working age u_i >= 1, else 0.0.
+def working_support(ages, gamma, kappa, out):
+    """out_i = gamma^(u_i - 1) * kappa / N for working age u_i >= 1, else 0.0 (N = len(ages)).
 
-    The weights follow w_1 = 1.0, w_(u+1) = w_u * gamma (one multiplication per unit back),
-    as in ``dsgc_ref.equations.working_support``; ``r`` is non-empty.
+    1/N is the mean relevance.  The scale s = kappa / N is one division; the weights follow
+    w_1 = 1.0, w_(u+1) = w_u * gamma (one multiplication per unit back) and out_i = w_(u_i) * s,
+    as in ``dsgc_ref.equations.working_support``; ``ages`` is non-empty.
     """
-    top = maximum(r)
+    n = ages.shape[0]
+    scale = kappa / np.float64(n)
     oldest = 0
-    for i in range(ages.shape[0]):
+    for i in range(n):
         oldest = max(oldest, ages[i])
     weights = np.empty(max(oldest, 1), dtype=np.float64)
     weights[0] = 1.0
     for u in range(1, oldest):
         weights[u] = weights[u - 1] * gamma
-    for i in range(ages.shape[0]):
-        out[i] = weights[ages[i] - 1] * top if ages[i] >= 1 else 0.0
+    for i in range(n):
+        out[i] = weights[ages[i] - 1] * scale if ages[i] >= 1 else 0.0
