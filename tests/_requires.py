@@ -31,10 +31,3 @@ def skip_or_fail(reason: str) -> None:
         pytest.fail(f"{reason} (CI must provide it: a skip there would hide the test)")
     pytest.skip(reason)
 
-
-def require_select() -> None:
-    """Skip the test while ``dsgc_fast.select`` is not in the tree (it comes with another branch)."""
-    import dsgc_fast
-
-    if not hasattr(dsgc_fast, "select"):
-        pytest.skip("dsgc_fast.select is not in this tree yet (it comes with the select-api branch)")

@@ -28,7 +28,6 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
 from dsgc_fast.integrations.langchain import ThreadMemory  # noqa: E402
 from dsgc_fast.messages import check_messages  # noqa: E402
 from dsgc_fast.token_counts import message_tokens, token_counter  # noqa: E402
-from tests._requires import require_select  # noqa: E402
 from tests._scripted_models import ScriptedChatModel, langchain_messages, lookup  # noqa: E402
 
 with warnings.catch_warnings():
@@ -166,7 +165,6 @@ def test_bad_arguments_are_refused_at_construction():
 
 
 def test_select_messages_is_shaped_like_trim_messages():
-    require_select()
     from dsgc_fast.integrations.langchain import select_messages
 
     history = langchain_session()
@@ -178,3 +176,46 @@ def test_select_messages_is_shaped_like_trim_messages():
         assert all(any(m is h for h in history) or m.type == "system" for m in sent)
         assert keeps_binder(sent) or budget == 20
     assert select_messages([], max_tokens=10) == []
+
+
+def big_turn():
+    """A turn whose tool result alone is far over a small budget."""
+    from langchain_core.messages import SystemMessage, ToolMessage
+
+    call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"query": "charge ch_5521"}, "id": "c1"}], id="a1")
+    result = ToolMessage(json.dumps([{"charge": f"ch_{k}", "status": "disputed"} for k in range(200)]), tool_call_id="c1", id="t1")
+    return [SystemMessage("You triage billing tickets.", id="s0"), HumanMessage("look up charge ch_5521", id="h1"), call, result]
+
+
+def test_by_default_a_tool_result_too_large_is_sent_cut_and_the_state_keeps_it_whole():
+    from dsgc_fast.integrations.langchain import select_messages
+
+    history = big_turn()
+    whole = history[-1].content
+    for sent in (ThreadMemory(80).select(history, thread_id="cut"), select_messages(history, max_tokens=80)):
+        assert [m.id for m in sent] == ["s0", "h1", "a1", "t1"] and sent_tokens(sent) <= 80
+        assert sent[-1] is not history[-1] and sent[-1].content.endswith(f" of {len(whole):,} characters to fit the token budget]")
+        check_messages([convert_to_openai_messages(m) for m in sent])
+    assert history[-1].content == whole
+    with pytest.raises(Exception, match="evicting a pinned block"):
+        ThreadMemory(80, on_over_budget="raise").select(history)
+    assert [m.id for m in ThreadMemory(80, on_over_budget="roots_only").select(history)] == ["s0", "h1", "a1", "t1"]
+
+
+def test_a_history_without_a_user_message_is_never_sent_empty():
+    from dsgc_fast.integrations.langchain import select_messages
+
+    history = [AIMessage("Here is the summary of the ticket so far. " * 20, id="a1")]
+    for budget in (0, 5, 1000):
+        assert [m.id for m in ThreadMemory(budget).select(history, thread_id=f"n{budget}")] == ["a1"]
+        assert select_messages(history, max_tokens=budget) == history
+
+
+def test_a_store_factory_must_count_the_budget_s_tokens():
+    from dsgc_fast import MemoryStore
+
+    memory = ThreadMemory(300, tokenizer="o200k_base", store_factory=lambda thread, counter: MemoryStore(tokenizer="whitespace"))
+    with pytest.raises(ValueError, match="store_factory's store counts 'whitespace' tokens"):
+        memory.select([HumanMessage("hi")])
+    files = ThreadMemory(300, store_factory=lambda thread, counter: MemoryStore(tokenizer=counter))
+    assert files.select([HumanMessage("hi", id="h")])[0].id == "h"

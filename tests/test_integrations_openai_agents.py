@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._requires import require, require_select
+from tests._requires import require
 
 require("agents", "openai-agents")
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
@@ -89,7 +89,6 @@ def lookup(query: str) -> str:
 
 @pytest.mark.parametrize("budget", [80, 400])
 def test_the_filter_in_a_run_sends_a_valid_context_within_budget(budget):
-    require_select()
     model = ScriptedModel()
     agent = Agent(name="support", instructions="Resolve tickets.", model=model, tools=[lookup])
     config = RunConfig(call_model_input_filter=InputFilter(budget, annotate=annotate), tracing_disabled=True)
@@ -116,7 +115,6 @@ def test_the_filter_in_a_run_sends_a_valid_context_within_budget(budget):
 
 
 def test_the_filter_returns_the_input_items_themselves_and_never_an_empty_list():
-    require_select()
     from dsgc_fast import ReferentEvictionError
 
     items = chat_to_items(SESSION)
@@ -131,10 +129,11 @@ def test_the_filter_returns_the_input_items_themselves_and_never_an_empty_list()
     assert big[2]["output"] == "a long tool result " * 200  # the caller's item is untouched
     trailing = [USER, SAID, REASONING]
     assert InputFilter(1000).select(trailing) == trailing
+    alone = [{"role": "developer", "content": "Resolve tickets."}, SAID]  # no user item: the newest item is the turn
+    assert InputFilter(0).select(alone) == alone
 
 
 def test_the_async_filter():
-    require_select()
     from agents.run_config import CallModelData, ModelInputData
 
     data = CallModelData(model_data=ModelInputData(input=chat_to_items(SESSION), instructions="x"), agent=None, context=None)
@@ -147,6 +146,8 @@ def test_bad_arguments():
         InputFilter("200")
     with pytest.raises(TypeError, match="annotate"):
         InputFilter(200, annotate="nope")
+    with pytest.raises(ValueError, match="on_over_budget"):
+        InputFilter(200, on_over_budget="drop")
     with pytest.raises(ValueError, match="unknown field"):
         InputFilter(200, annotate=lambda item: {"id": "x"}).select([USER])
     with pytest.raises(TypeError, match="Responses input items"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._requires import require, require_select
+from tests._requires import require
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
@@ -46,9 +46,14 @@ def test_the_langchain_create_agent_quick_start_prints_what_the_readme_shows():
     assert run(code) == shown
 
 
+def test_the_select_messages_quick_start_prints_what_the_readme_shows():
+    require("langchain_core", "langchain")
+    code, shown = quickstart("select_messages")
+    assert run(code) == shown
+
+
 def test_the_openai_agents_quick_start_runs_with_a_scripted_model():
     require("agents", "openai-agents")
-    require_select()
     from tests._scripted_agents_model import ScriptedModel
 
     code, _ = quickstart("openai-agents")
@@ -60,7 +65,7 @@ def test_the_openai_agents_quick_start_runs_with_a_scripted_model():
     assert len(sent) < 5
 
 
-@pytest.mark.parametrize("name", ["langgraph", "langchain", "openai-agents"])
+@pytest.mark.parametrize("name", ["langgraph", "langchain", "select_messages", "openai-agents"])
 def test_each_quick_start_is_short(name):
     code, _ = quickstart(name)
     statements = [line for line in code.splitlines() if line.strip() and not line.startswith((" ", "from ", "import "))]

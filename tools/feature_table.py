@@ -22,11 +22,13 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from pathlib import Path
 
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the scripted models in tests/
 
 from dsgc_fast.messages import message_text  # noqa: E402
 from dsgc_fast.token_counts import message_tokens, token_counter  # noqa: E402
@@ -186,27 +188,26 @@ FACTS = {
 }
 
 
-def measure() -> tuple[int, list[tuple[str, list[tuple[int, bool, int, int, int, int]] | str]]]:
+def measure(names: Container[str] | None = None) -> tuple[int, list[tuple[str, list[tuple[int, bool, int, int, int, int]] | str]]]:
+    """The session's tokens and one row per tool of ``TOOLS`` (those in ``names``, if given)."""
     annotated, plain = load()
     total = cost(plain)
     rows = []
     for name, make in TOOLS:
+        if names is not None and name not in names:
+            continue
         try:
             run = make()
         except ImportError as exc:
             rows.append((name, f"not installed ({exc.name})"))
             continue
         cells = []
-        try:
-            for share in SHARES:
-                budget = int(total * share)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    sent = run(annotated, plain, budget)
-                cells.append((budget, keeps_binder(sent), orphans(sent), cost(sent), len(sent), len(plain)))
-        except ImportError as exc:  # dsgc_fast.select comes with another branch
-            rows.append((name, "needs `dsgc_fast.select`" if "select" in str(exc) else f"not installed ({exc.name})"))
-            continue
+        for share in SHARES:
+            budget = int(total * share)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sent = run(annotated, plain, budget)
+            cells.append((budget, keeps_binder(sent), orphans(sent), cost(sent), len(sent), len(plain)))
         rows.append((name, cells))
     return total, rows
 

@@ -14,16 +14,18 @@ message key:
   blocks) and add everything again.
 
 ``Mirror.context`` then compacts the store (``compact_messages``: the newest user turn and
-the system messages are the live roots) and returns the keys of the messages to send, in
-the list's order, with the binding-table texts if escalation made one.  The store keeps
-its state between calls, as a ``MemoryStore`` in an agent loop does: an evicted message
-stays archived until a new message uses a referent it binds.
+the system messages are the live roots) and returns what to send: the keys of the kept
+messages in the list's order, the binding-table texts if escalation made one, and the cut
+message of each kept tool result that ``on_over_budget="truncate"`` cut.  The store keeps its
+state between calls, as a ``MemoryStore`` in an agent loop does: an evicted message stays
+archived until a new message uses a referent it binds, and a cut result stays cut.
 
 Over budget.  When the live roots and their binding table alone exceed the budget,
-``on_over_budget="roots_only"`` (the default) sends the live roots and nothing else, without
-compacting; ``"raise"`` lets ``ReferentEvictionError`` through.  A list without a user
-message is compacted against its newest message's text.  So a non-empty list never gives an
-empty context.
+``on_over_budget`` decides (``dsgc_fast.compaction``): ``"truncate"`` (the adapters'
+default) cuts the largest tool results among the roots, ``"roots_only"`` sends the roots
+as they are, ``"raise"`` lets ``ReferentEvictionError`` through.  A list without a user
+message is compacted against its newest message's text, that message a live root.  So a
+non-empty list never gives an empty context unless ``"raise"`` raises.
 
 Per process.  The mirrors live in the worker's memory (or in files, with
 ``store_factory``); the framework's persistence stays the record of the conversation.  A
@@ -36,38 +38,43 @@ from __future__ import annotations
 import collections
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from dsgc_ref.contract import ReferentEvictionError, is_integer_scalar
+from dsgc_ref.contract import is_integer_scalar
 
-from ..messages import (
-    SessionError,
-    add_messages,
-    compact_messages,
-    current_turn,
-    live_roots,
-    remove_messages,
-)
+from ..compaction import BINDING_TABLE_KIND
 from ..explain import CompactionReport
-from ..store import BINDING_TABLE_KIND, MemoryStore
-from ..token_counts import TokenCounter, message_tokens, token_counter
+from ..messages import SessionError, add_messages, compact_messages, current_turn, remove_messages
+from ..store import MemoryStore
+from ..token_counts import TokenCounter, token_counter
 
-OVER_BUDGET_POLICIES = ("roots_only", "raise")
+#: what the adapters do by default when the live roots alone exceed the budget
+DEFAULT_OVER_BUDGET = "truncate"
 #: how many threads' mirrors a process keeps by default (least recently used ones are closed)
 DEFAULT_MAX_THREADS = 256
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a mirror sends: the message keys (oldest first), the binding-table texts, and the
+    cut message (OpenAI-style, as sent) of each kept message that was cut to fit, by key."""
+
+    keys: list[str]
+    tables: list[str]
+    cut: dict[str, dict[str, Any]]
 
 
 class Mirror:
     """One thread's store, following a list of ``(key, OpenAI-style message)`` pairs."""
 
-    def __init__(self, store: MemoryStore, count: TokenCounter) -> None:
+    def __init__(self, store: MemoryStore) -> None:
         self.store = store
         self.lock = threading.Lock()
-        self._count = count
         self._block_of: dict[str, str] = {}  # message key -> block id (mirrored, not deleted)
         self._message_of: dict[str, dict[str, Any]] = {}  # message key -> the message mirrored
         self._key_of: dict[str, str] = {}  # block id -> message key
-        #: the last compaction's report (None before one, or when only the roots were sent)
+        #: the last compaction's report (None before one)
         self.report: CompactionReport | None = None
 
     def sync(self, keyed: Sequence[tuple[str, dict[str, Any]]]) -> None:
@@ -91,15 +98,10 @@ class Mirror:
             self._rebuild(keyed)
 
     def _add(self, keyed: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Append messages, each costed in model tokens with its chat framing."""
+        """Append messages (the store costs each in model tokens, with its chat framing)."""
         if not keyed:
             return
-        records = []
-        for _, message in keyed:
-            annotation = dict(message.get("dsgc") or {})
-            annotation.setdefault("cost", message_tokens({k: v for k, v in message.items() if k != "dsgc"}, self._count))
-            records.append({**message, "dsgc": annotation})
-        for (key, message), block_id in zip(keyed, add_messages(self.store, records)):
+        for (key, message), block_id in zip(keyed, add_messages(self.store, [m for _, m in keyed])):
             self._block_of[key], self._message_of[key], self._key_of[block_id] = block_id, message, key
 
     def _rebuild(self, keyed: Sequence[tuple[str, dict[str, Any]]]) -> None:
@@ -112,32 +114,24 @@ class Mirror:
             if key is not None:
                 del self._block_of[key], self._message_of[key]
 
-    def context(self, budget: int, *, on_over_budget: str = "roots_only", **options: Any) -> tuple[list[str], list[str]]:
-        """Compact to ``budget``: the keys to send (oldest first) and the binding-table texts (``report`` set)."""
+    def context(self, budget: int, *, on_over_budget: str = DEFAULT_OVER_BUDGET, **options: Any) -> Context:
+        """Compact to ``budget`` and say what to send (``report`` set; see the module docstring)."""
         self.report = None
-        if not len(self.store):
-            return [], []
-        if not current_turn(self.store) and "query" not in options:
-            options["query"] = self.store.blocks(embeddings=False)[-1].text
-        try:
-            self.report = compact_messages(self.store, budget, **options)
-        except ReferentEvictionError:
-            if on_over_budget == "raise":
-                raise
-            roots = set(live_roots(self.store, options.get("live", ())))
-            return [self._key_of[b] for b in self._order(roots)], []
         blocks = self.store.blocks(embeddings=False)
-        tables = [b.text for b in blocks if b.meta.get("kind") == BINDING_TABLE_KIND]
-        return [self._key_of[b.id] for b in blocks if b.id in self._key_of], tables
-
-    def _order(self, block_ids: set[str]) -> list[str]:
-        return [b.id for b in self.store.blocks(embeddings=False) if b.id in block_ids and b.id in self._key_of]
-
-
-def table_cost(counter: TokenCounter) -> Callable[[str], int]:
-    """A store's ``token_counter`` for mirrored messages: a text costs what it costs sent as a
-    system message (only binding tables are costed by it; every message comes with its cost)."""
-    return lambda text: message_tokens({"role": "system", "content": text}, counter)
+        messages = [b for b in blocks if b.id in self._key_of]
+        if not messages:
+            return Context([], [], {})
+        if not current_turn(blocks):
+            options.setdefault("query", messages[-1].text)
+            options["live"] = [*options.get("live", ()), messages[-1].id]
+        self.report = compact_messages(self.store, budget, on_over_budget=on_over_budget, **options)
+        blocks = self.store.blocks(embeddings=False)
+        kept = [b for b in blocks if b.id in self._key_of]
+        return Context(
+            keys=[self._key_of[b.id] for b in kept],
+            tables=[b.text for b in blocks if b.meta.get("kind") == BINDING_TABLE_KIND],
+            cut={self._key_of[b.id]: b.meta["message"] for b in kept if "truncated" in b.meta},
+        )
 
 
 class ThreadMirrors:
@@ -145,8 +139,9 @@ class ThreadMirrors:
 
     ``tokenizer`` (as ``dsgc_fast.token_counts.token_counter`` takes it) costs every message
     with its chat framing; ``store_factory(thread_id, counter) -> MemoryStore`` opens a
-    thread's store (default: an in-memory store with the default encoder, costing binding
-    tables with ``table_cost(counter)``).  A thread's store is closed when it leaves the cache.
+    thread's store, which must count with ``counter``'s tokenizer (default: an in-memory store
+    with the default encoder and ``tokenizer=counter``).  A thread's store is closed when it
+    leaves the cache.
     """
 
     def __init__(
@@ -161,7 +156,7 @@ class ThreadMirrors:
         if not is_integer_scalar(max_threads) or int(max_threads) < 1:
             raise ValueError(f"max_threads must be a positive integer, got {max_threads!r}")
         self.counter = token_counter(tokenizer)  # a bad tokenizer fails here, not at the first model call
-        self._factory = store_factory or (lambda _thread, counter: MemoryStore(token_counter=table_cost(counter)))
+        self._factory = store_factory or (lambda _thread, counter: MemoryStore(tokenizer=counter))
         self._max = int(max_threads)
         self._mirrors: collections.OrderedDict[str, Mirror] = collections.OrderedDict()
         self._lock = threading.Lock()
@@ -170,15 +165,24 @@ class ThreadMirrors:
         with self._lock:
             mirror = self._mirrors.get(thread_id)
             if mirror is None:
-                store = self._factory(thread_id, self.counter)
-                if not isinstance(store, MemoryStore):
-                    raise TypeError(f"store_factory must return a MemoryStore, got {type(store).__name__}")
-                mirror = self._mirrors[thread_id] = Mirror(store, self.counter)
+                mirror = self._mirrors[thread_id] = Mirror(self._open(thread_id))
             self._mirrors.move_to_end(thread_id)
             while len(self._mirrors) > self._max:
                 _, old = self._mirrors.popitem(last=False)
                 old.store.close()
             return mirror
+
+    def _open(self, thread_id: str) -> MemoryStore:
+        store = self._factory(thread_id, self.counter)
+        if not isinstance(store, MemoryStore):
+            raise TypeError(f"store_factory must return a MemoryStore, got {type(store).__name__}")
+        if store.tokenizer.name != self.counter.name:
+            store.close()
+            raise ValueError(
+                f"store_factory's store counts {store.tokenizer.name!r} tokens, the budget {self.counter.name!r} "
+                "tokens: open it with MemoryStore(tokenizer=counter)"
+            )
+        return store
 
     def peek(self, thread_id: str) -> Mirror | None:
         """The thread's mirror if this process has one (nothing is opened)."""
@@ -194,10 +198,3 @@ class ThreadMirrors:
         with self._lock:
             while self._mirrors:
                 self._mirrors.popitem()[1].store.close()
-
-
-def check_policy(on_over_budget: str) -> str:
-    """``on_over_budget`` if it is one of ``OVER_BUDGET_POLICIES``, else ``ValueError``."""
-    if on_over_budget not in OVER_BUDGET_POLICIES:
-        raise ValueError(f"on_over_budget must be one of {list(OVER_BUDGET_POLICIES)}, got {on_over_budget!r}")
-    return on_over_budget

@@ -39,9 +39,11 @@ from langgraph.config import get_config
 
 from dsgc_ref.contract import check_budget
 
+from ..compaction import check_over_budget
 from ..explain import CompactionReport
 from ..store import MemoryStore
-from ._mirror import DEFAULT_MAX_THREADS, ThreadMirrors, check_policy
+from ._mirror import DEFAULT_MAX_THREADS, DEFAULT_OVER_BUDGET, ThreadMirrors
+from ._select import select_history
 
 #: the thread id of a graph run without one (no checkpointer, no ``thread_id`` in the config)
 DEFAULT_THREAD = "default"
@@ -62,11 +64,13 @@ class ThreadMemory:
         values; default: o200k_base when the ``tokens`` extra is installed, else the
         approximate counter).
     store_factory : callable, optional
-        ``(thread_id, counter) -> MemoryStore`` for a thread seen the first time (default:
-        an in-memory store).  Use files to keep each thread's archive.
-    on_over_budget : {"roots_only", "raise"}
-        When the system messages and the newest user turn alone exceed the budget: send
-        just them (default), or raise ``ReferentEvictionError``.
+        ``(thread_id, counter) -> MemoryStore`` for a thread seen the first time, counting
+        with ``counter`` (default: an in-memory store, ``MemoryStore(tokenizer=counter)``).
+        Use files to keep each thread's archive.
+    on_over_budget : {"truncate", "roots_only", "raise"}
+        When the system messages and the newest user turn alone exceed the budget: cut their
+        largest tool results to fit (default; a cut ``ToolMessage`` is sent as a copy with
+        the cut content), send just them, or raise ``ReferentEvictionError``.
     max_threads : int
         Threads whose stores this process keeps (the least recently used are closed).
     **options
@@ -79,12 +83,12 @@ class ThreadMemory:
         *,
         tokenizer: Any = None,
         store_factory: Callable[..., MemoryStore] | None = None,
-        on_over_budget: str = "roots_only",
+        on_over_budget: str = DEFAULT_OVER_BUDGET,
         max_threads: int = DEFAULT_MAX_THREADS,
         **options: Any,
     ) -> None:
         self.budget = check_budget(budget)
-        self.on_over_budget = check_policy(on_over_budget)
+        self.on_over_budget = check_over_budget(on_over_budget)
         self.options = options
         self._threads = ThreadMirrors(store_factory, tokenizer=tokenizer, max_threads=max_threads)
 
@@ -106,7 +110,8 @@ class ThreadMemory:
         """The messages of ``thread_id`` to send now (the input's own objects, in its order).
 
         A binding table, if escalation made one, comes as a ``SystemMessage`` after the
-        leading system messages.  Empty only if ``messages`` is.
+        leading system messages; a tool result cut to fit as a copy with the cut content.
+        Empty only if ``messages`` is.
         """
         if not isinstance(thread_id, str):
             raise TypeError(f"thread_id must be a str, got {type(thread_id).__name__}")
@@ -115,17 +120,13 @@ class ThreadMemory:
         mirror = self._threads.get(thread_id)
         with mirror.lock:
             mirror.sync(list(zip(keys, (to_openai(m) for m in messages))))
-            kept, tables = mirror.context(self.budget, on_over_budget=self.on_over_budget, **self.options)
-        chosen = set(kept)
-        out = [m for key, m in zip(keys, messages) if key in chosen]
-        lead = 0
-        while lead < len(out) and isinstance(out[lead], SystemMessage):
-            lead += 1
-        out[lead:lead] = [SystemMessage(content=text) for text in tables]
-        return out
+            context = mirror.context(self.budget, on_over_budget=self.on_over_budget, **self.options)
+        chosen = set(context.keys)
+        out = [_sent(m, context.cut.get(key)) for key, m in zip(keys, messages) if key in chosen]
+        return _with_tables(out, context.tables)
 
     def report(self, thread_id: str = DEFAULT_THREAD) -> CompactionReport | None:
-        """The last compaction's report for ``thread_id`` in this process (None before one, or when only the roots were sent)."""
+        """The last compaction's report for ``thread_id`` in this process (None before one)."""
         mirror = self._threads.peek(thread_id)
         return None if mirror is None else mirror.report
 
@@ -174,7 +175,7 @@ def select_messages(
     max_tokens: int,
     tokenizer: Any = None,
     query: Any = None,
-    on_over_budget: str = "truncate",
+    on_over_budget: str = DEFAULT_OVER_BUDGET,
     **options: Any,
 ) -> list[BaseMessage]:
     """The messages to send within ``max_tokens``, shaped like ``trim_messages``.
@@ -187,28 +188,29 @@ def select_messages(
     default: never an error, never an empty list for a non-empty input) as a copy of the
     ``ToolMessage`` with the cut content.
     """
-    from .. import select
-
     messages = list(messages)
     if not messages:
         return []
-    chosen = select(
+    chosen = select_history(
         [to_openai(m) for m in message_checked(messages)], max_tokens, tokenizer=tokenizer, query=query,
         on_over_budget=on_over_budget, **options,
     )  # fmt: skip
-    sent = list(chosen.messages)
+    cut = {k: t.message for k, t in chosen.truncated.items()}
+    out = [_sent(messages[k], cut.get(k)) for k in chosen.indices]
+    return _with_tables(out, [] if chosen.binding_table is None else [chosen.binding_table])
+
+
+def _sent(message: BaseMessage, cut: Mapping[str, Any] | None) -> BaseMessage:
+    """``message``, or a copy with the content of its ``cut`` (OpenAI-style) message."""
+    return message if cut is None else message.model_copy(update={"content": cut["content"]})
+
+
+def _with_tables(messages: list[BaseMessage], tables: Sequence[str]) -> list[BaseMessage]:
+    """``messages`` with a ``SystemMessage`` per binding table after the leading system messages."""
     lead = 0
-    while lead < len(chosen.indices) and isinstance(messages[chosen.indices[lead]], SystemMessage):
+    while lead < len(messages) and isinstance(messages[lead], SystemMessage):
         lead += 1
-    if chosen.binding_table is not None:
-        del sent[lead]  # ``select`` places the table after the leading system messages
-    out = []
-    for position, message in zip(chosen.indices, sent):
-        original = messages[position]
-        out.append(original if position not in chosen.truncated else original.model_copy(update={"content": message["content"]}))
-    if chosen.binding_table is not None:
-        out.insert(lead, SystemMessage(content=chosen.binding_table))
-    return out
+    return [*messages[:lead], *(SystemMessage(content=text) for text in tables), *messages[lead:]]
 
 
 def message_checked(messages: Sequence[Any]) -> Sequence[BaseMessage]:

@@ -40,9 +40,12 @@ from agents.run_config import CallModelData, ModelInputData
 
 from dsgc_ref.contract import check_budget
 
+from ..compaction import BINDING_TABLE_KIND, check_over_budget
 from ..messages import ANNOTATION_KEY, add_messages
-from ..store import BINDING_TABLE_KIND, MemoryStore
+from ..store import MemoryStore
 from ..token_counts import token_counter
+from ._mirror import DEFAULT_OVER_BUDGET
+from ._select import select_history
 
 Annotate = Callable[[Any], Mapping[str, Any] | None]
 #: annotation fields ``annotate`` may return
@@ -144,7 +147,7 @@ class InputFilter:
         *,
         tokenizer: Any = None,
         annotate: Annotate | None = None,
-        on_over_budget: str = "truncate",
+        on_over_budget: str = DEFAULT_OVER_BUDGET,
         **options: Any,
     ) -> None:
         if annotate is not None and not callable(annotate):
@@ -153,7 +156,7 @@ class InputFilter:
         self.tokenizer = tokenizer
         token_counter(tokenizer)  # a bad tokenizer fails here, not at the first model call
         self.annotate = annotate
-        self.on_over_budget = on_over_budget
+        self.on_over_budget = check_over_budget(on_over_budget)
         self.options = options
 
     def select(self, items: Sequence[Any]) -> list[Any]:
@@ -163,16 +166,10 @@ class InputFilter:
         if not spoken:
             return list(items)
         chat = [_annotated(groups[g], items, self.annotate) for g in spoken]
-        from .. import select
-
-        chosen = select(chat, self.budget, tokenizer=self.tokenizer, on_over_budget=self.on_over_budget, **self.options)
-        sent = list(chosen.messages)
-        if chosen.binding_table is not None:
-            lead = 0
-            while lead < len(chosen.indices) and chat[chosen.indices[lead]]["role"] in ("system", "developer"):
-                lead += 1
-            del sent[lead]  # ``select`` places the table after the leading system messages
-        cut = {spoken[k]: message["content"] for k, message in zip(chosen.indices, sent) if k in chosen.truncated}
+        chosen = select_history(
+            chat, self.budget, tokenizer=self.tokenizer, on_over_budget=self.on_over_budget, **self.options
+        )
+        cut = {spoken[k]: t.message["content"] for k, t in chosen.truncated.items()}
         kept = {spoken[k] for k in chosen.indices} | {g for g, group in enumerate(groups) if group.message is None}
         out = [_cut_item(items[k], cut[g]) if g in cut else items[k] for g in sorted(kept) for k in groups[g].indices]
         tables = [] if chosen.binding_table is None else [{"role": "system", "content": chosen.binding_table}]
