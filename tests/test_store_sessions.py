@@ -26,8 +26,8 @@ ENC = LexicalEncoder()
 
 
 def account_store(archive=":memory:") -> MemoryStore:
-    """a binds 'that account' (older), n is a note, b rebinds it, q uses it."""
-    store = MemoryStore(encoder=ENC, archive=archive)
+    """a binds 'that account' (older), n is a note, b rebinds it, q uses it; costs in words."""
+    store = MemoryStore(encoder=ENC, archive=archive, tokenizer="whitespace")
     store.add("account 8841-C was flagged last week", id="a", binds={"that account": "8841-C"})
     store.add("kyc takes two days for a sole trader", id="n")
     store.add("the account is now 9000-B", id="b", binds={"that account": "9000-B"}, depends_on=["a"])
@@ -67,7 +67,7 @@ def test_delete_takes_active_and_archived_blocks_out_and_keeps_their_rows(tmp_pa
     assert record["n"].block.text == "kyc takes two days for a sole trader"
     store.close()
     assert table_ids(path, "deleted") == ["a", "n"]
-    again = MemoryStore(encoder=ENC, archive=path)  # a reopened store sees the same three states
+    again = MemoryStore(encoder=ENC, archive=path, tokenizer="whitespace")  # a reopened store sees the same three states
     assert again.ids() == ["b", "q"] and again.archived_ids() == [] and len(again.deleted()) == 2
     again.close()
 

@@ -67,7 +67,7 @@ def test_the_streaming_floor_reads_every_stored_element():
 
 
 def test_select_speed_runs(capsys, monkeypatch):
-    pytest.importorskip("langchain_core", reason="trim_messages needs langchain-core (the integrations extra)")
+    pytest.importorskip("langchain_core", reason="trim_messages needs langchain-core (the langchain extra)")
     run_script("select_speed.py", ["--sizes", "40", "--rounds", "1"], monkeypatch)
     out = capsys.readouterr().out
     assert "| trim_messages | select, grown |" in out and "\n| 40 | " in out
