@@ -32,7 +32,7 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar
+from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar, listing
 
 from . import _validate
 from ._archive_access import database_error
@@ -469,11 +469,13 @@ class MemoryStore:
                 on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(active, found),
             )  # fmt: skip
         except ReferentEvictionError as exc:
-            pinned = np.flatnonzero(closure(index, roots))
+            pinned_ids = [self._ids[s] for s in slots[np.flatnonzero(closure(index, roots))]]
+            root_ids = [self._ids[s] for s in slots[roots]]
             raise ReferentEvictionError(
-                f"{exc}; pinned block ids {[self._ids[s] for s in slots[pinned]]} "
-                f"(live roots {[self._ids[s] for s in slots[roots]]})"
-            ) from None
+                f"{exc}; pinned block ids {listing(pinned_ids)} (live roots {listing(root_ids)})",
+                pinned=exc.pinned, roots=exc.roots, pinned_cost=exc.pinned_cost, root_cost=exc.root_cost,
+                table_cost=exc.table_cost, budget=exc.budget, pinned_ids=pinned_ids, root_ids=root_ids,
+            ) from None  # fmt: skip
         result = outcome.result
         ids = [self._ids[s] for s in slots.tolist()]
         table = self._binding_table_block(result.binding_table, ids)
