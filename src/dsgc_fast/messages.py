@@ -32,7 +32,6 @@ stored message.  A JSONL line without ``role`` is a plain block: ``{"text": ...,
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence

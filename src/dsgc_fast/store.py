@@ -34,7 +34,7 @@ import numpy as np
 
 from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar, listing
 
-from . import _validate
+from . import _validate, token_counts
 from ._archive_access import database_error
 from ._nesting import MAX_NESTING, check_nesting
 from .archive import Archive, ArchivedBlock, Block
@@ -43,7 +43,6 @@ from .encoders import check_unicode
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .graph import DependencyGraph
 from .pins import ReferentIndex, closure
-from . import token_counts
 from .token_counts import TokenCounter, Tokenizer
 
 Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
@@ -942,7 +941,7 @@ class _Gather(Sequence[str]):
     def __init__(self, base: Sequence[str], keys: np.ndarray) -> None:
         self._base, self._keys = base, keys
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+    def __getitem__(self, k):
         if isinstance(k, slice):
             return [self._base[int(j)] for j in self._keys[k]]
         return self._base[int(self._keys[k])]
@@ -957,7 +956,7 @@ class _LiveValues(Sequence[Any]):
     def __init__(self, binds: Sequence[Mapping[str, str]], names: Sequence[str], binder_slots: np.ndarray) -> None:
         self._binds, self._names, self._slots = binds, names, binder_slots
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+    def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
         slot = int(self._slots[k])
