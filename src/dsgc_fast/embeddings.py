@@ -145,7 +145,7 @@ class QuantizedEmbeddings:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.codes.shape  # type: ignore[return-value]
+        return self.codes.shape
 
     def dequantize(self) -> np.ndarray:
         """The (N, d) float64 values the codes stand for: s_i * h_t * c_{i,t} + o_t."""

@@ -19,7 +19,10 @@ closure contains it: the traversal visits sources in rank order and never re-ent
 
 A report is built in O(1) beyond the compaction itself: each ``Decision`` is computed when
 it is first asked for (``report.decisions[id]``), the referent forest once, on the first
-decision, by one linear kernel pass (``kernels.closure.closure_forest``).
+decision, by two linear kernel passes (``kernels.closure.closure_forest`` and
+``forest_depths``).  A decision's ``chain`` (a ``ReferentChain``) knows its length, source
+and last step without walking, so ``why`` and ``table`` stay linear on a long chain; the
+full path is walked when it is read.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from dsgc_ref.contract import Reason
 from ._terminal import printable
 from .archive import Block
 from .graph import DependencyGraph
-from .kernels.closure import closure_forest
+from .kernels.closure import closure_forest, forest_depths
 from .pins import ReferentIndex
 from .result import Retention
 
@@ -50,6 +53,67 @@ class BindingTableBlock:
 
     block: Block
     entries: list[tuple[Hashable, Any, str]]
+
+
+class ReferentChain(Sequence[tuple[str, Hashable]]):
+    """A decision's referent path: steps ``(block, referent)`` from the walk's source down.
+
+    Its length, ``source`` and ``last`` step are read from the referent forest in O(1); the
+    steps themselves are walked on first use, so reasons and tables over every block of a
+    long chain stay linear.  Compares equal to a tuple or list of the same steps.
+    """
+
+    __slots__ = ("_facts", "_i", "_steps")
+
+    def __init__(self, steps: Sequence[tuple[str, Hashable]] = (), *, facts: _Facts | None = None, i: int = -1) -> None:
+        self._steps: tuple[tuple[str, Hashable], ...] | None = None if facts is not None else tuple(steps)
+        self._facts, self._i = facts, i
+
+    def _all(self) -> tuple[tuple[str, Hashable], ...]:
+        if self._steps is None:
+            assert self._facts is not None
+            self._steps = self._facts.chain(self._i)
+        return self._steps
+
+    def __len__(self) -> int:
+        if self._steps is not None:
+            return len(self._steps)
+        assert self._facts is not None
+        return int(self._facts.depth[self._i])
+
+    def __getitem__(self, k: Any) -> Any:
+        return self._all()[k]
+
+    @property
+    def source(self) -> str | None:
+        """The live root or admitted block the path starts from (None for an empty path)."""
+        if not len(self):
+            return None
+        if self._steps is not None:
+            return self._steps[0][0]
+        assert self._facts is not None
+        return self._facts.ids[int(self._facts.source[self._i])]
+
+    @property
+    def last(self) -> tuple[str, Hashable] | None:
+        """The step into the decision's own block (None for an empty path)."""
+        if not len(self):
+            return None
+        if self._steps is not None:
+            return self._steps[-1]
+        assert self._facts is not None
+        return self._facts.step_into(self._i)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ReferentChain, tuple, list)):
+            return len(self) == len(other) and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 @dataclass(frozen=True)
@@ -68,7 +132,7 @@ class Decision:
     newer: int
     root: bool = False
     support_from: tuple[tuple[str, float], ...] = ()
-    chain: tuple[tuple[str, Hashable], ...] = ()
+    chain: ReferentChain = field(default_factory=ReferentChain)
     tabled: tuple[Hashable, ...] = ()
     unit: tuple[str, ...] = ()
     unit_cost: int = 0
@@ -94,7 +158,7 @@ class Decision:
                 return "kept: live root (pinned)"
             return f"kept: pinned through {_chain_text(self.chain, self.id)}"
         if r == Reason.KEPT_CLOSURE:
-            return f"kept: closure of admitted block {self.chain[0][0]}: {_chain_text(self.chain, self.id)}"
+            return f"kept: closure of admitted block {self.chain.source}: {_chain_text(self.chain, self.id)}"
         if r == Reason.KEPT_RELEVANCE:
             return f"kept: relevance rank {self.rank} (r={self.relevance:.3g} >= support {self.support:.3g})"
         if r == Reason.KEPT_PROPAGATION:
@@ -128,7 +192,7 @@ class Decision:
         if self.support_from:
             lines.append(f"  support from dependents: {_support_text(self.support_from, limit=None)}")
         if self.chain:
-            lines.append(f"  referent chain: {_chain_text(self.chain, self.id)}")
+            lines.append(f"  referent chain: {_chain_text(self.chain, self.id, limit=None)}")
         return "\n".join(map(printable, lines))
 
     def to_dict(self) -> dict[str, Any]:
@@ -326,14 +390,31 @@ class _Facts:
         return rank
 
     @cached_property
-    def forest(self) -> tuple[np.ndarray, np.ndarray]:
-        """Parent block and link of every block in the use -> live-binder traversal.
+    def forest(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Parent block, link, depth and source of every block in the use -> live-binder traversal.
 
         Sources: the live roots first, then the blocks admitted by the ranking in rank order.
+        A block's depth counts the links from its source (0 for a source and for blocks not
+        reached).
         """
         r = self.result
         admitted = r.rank[np.isin(r.reasons[r.rank], _ADMITTED_CODES)]
-        return self._walk(np.concatenate([self.roots.astype(np.int64), admitted]), np.zeros(len(self.ids), dtype=np.bool_))
+        sources = np.concatenate([self.roots.astype(np.int64), admitted])
+        n = len(self.ids)
+        parent, link = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        ptr, blocks = self.referents.need_indptr, self.referents.need_blocks
+        reached = closure_forest(sources, ptr, blocks, np.zeros(n, dtype=np.bool_), parent, link)
+        depth, source = np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)
+        forest_depths(reached, parent, depth, source)
+        return parent, link, depth, source
+
+    @property
+    def depth(self) -> np.ndarray:
+        return self.forest[2]
+
+    @property
+    def source(self) -> np.ndarray:
+        return self.forest[3]
 
     @cached_property
     def blocked(self) -> np.ndarray:
@@ -344,19 +425,17 @@ class _Facts:
     def tabled_by(self) -> dict[str, tuple[Hashable, ...]]:
         return _tabled_referents(self.table_block, self.ids)
 
-    def _walk(self, sources: np.ndarray, blocked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        parent = np.full(len(self.ids), -1, dtype=np.int64)
-        link = np.full(len(self.ids), -1, dtype=np.int64)
-        closure_forest(sources, self.referents.need_indptr, self.referents.need_blocks, blocked, parent, link)
-        return parent, link
+    def step_into(self, i: int) -> tuple[str, Hashable]:
+        """The traversal's step (parent block, referent) into block i (i has a parent)."""
+        parent, link = self.forest[:2]
+        return self.ids[int(parent[i])], self.referents.names[int(self.referents.need_referents[link[i]])]
 
     def chain(self, i: int) -> tuple[tuple[str, Hashable], ...]:
         """The steps (user block, referent) from the traversal's source down to block i."""
-        parent, link = self.forest
-        names, refs = self.referents.names, self.referents.need_referents
+        parent = self.forest[0]
         steps = []
         while parent[i] >= 0:
-            steps.append((self.ids[int(parent[i])], names[int(refs[link[i]])]))
+            steps.append(self.step_into(i))
             i = int(parent[i])
         return tuple(steps[::-1])
 
@@ -388,12 +467,12 @@ class _Facts:
             relevance=float(r.relevance[i]),
             propagated=float(r.propagated[i]),
             support=float(self.lambda_pi * r.propagated[i]),
-            working=float(self.lambda_pi * r.working[i]),
+            working=float(self.lambda_pi * r.working[i]) if r.working is not None else 0.0,
             score=float(r.scores[i]),
             newer=len(self.ids) - 1 - i,
             root=bool(np.any(self.roots == i)),
             support_from=self.support_from(i),
-            chain=self.chain(i),
+            chain=ReferentChain(facts=self, i=i),
             tabled=self.tabled_by.get(block_id, ()),
             unit=tuple(self.ids[b] for b in unit),
             unit_cost=int(self.costs[i] + sum(int(self.costs[b]) for b in unit)),
@@ -435,9 +514,13 @@ def _tabled_referents(table: BindingTableBlock | None, ids: Sequence[str]) -> di
     return out
 
 
-def _chain_text(chain: Sequence[tuple[str, Hashable]], end: str) -> str:
-    parts = [f"{b} -uses {x!r}->" for b, x in chain]
-    return " ".join(parts + [end])
+def _chain_text(chain: ReferentChain, end: str, limit: int | None = 4) -> str:
+    """``b1 -uses 'x'-> b2 -uses 'y'-> end``; beyond ``limit`` steps the source, a count, the last step."""
+    if limit is None or len(chain) <= limit:
+        parts = [f"{b} -uses {x!r}->" for b, x in chain]
+        return " ".join([*parts, end])
+    block, referent = chain.last or ("", "")
+    return f"{chain.source} -> ... ({len(chain) - 1:,} more links) ... {block} -uses {referent!r}-> {end}"
 
 
 def _support_text(sources: Sequence[tuple[str, float]], limit: int | None = 3) -> str:

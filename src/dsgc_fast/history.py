@@ -39,7 +39,16 @@ from .explain import CompactionReport, build_report
 from .graph import DependencyGraph
 from .messages import ChatUnits, SessionError, _Planner, chat_messages
 from .pins import ReferentIndex
-from .store import AGENT_PARAMS, _Growable, _Referents, checked_block, encoded, query_embedding, token_counter_of, tool_messages
+from .store import (
+    AGENT_PARAMS,
+    _Growable,
+    _Referents,
+    checked_block,
+    encoded,
+    query_embedding,
+    token_counter_of,
+    tool_messages,
+)
 from .token_counts import TokenCounter, Tokenizer
 
 #: texts whose rows a ``SelectCache`` keeps by default

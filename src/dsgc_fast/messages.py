@@ -33,7 +33,6 @@ message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": 
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence

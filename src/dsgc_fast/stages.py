@@ -73,7 +73,7 @@ def check_mode(mode: object) -> str:
     return mode
 
 
-def pick(n: int, serial, parallel):  # type: ignore[no-untyped-def]
+def pick(n: int, serial, parallel):
     """The parallel twin of a kernel where ``_config.parallel(n)`` says so, else the serial one."""
     return parallel if _config.parallel(n) else serial
 

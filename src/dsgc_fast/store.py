@@ -42,9 +42,9 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar
+from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar, listing
 
-from . import _validate
+from . import _validate, token_counts
 from ._archive_access import database_error
 from ._nesting import MAX_NESTING, check_nesting
 from .archive import Archive, ArchivedBlock, Block, DeletedBlock
@@ -54,7 +54,6 @@ from .explain import BindingTableBlock, CompactionReport, build_report
 from .graph import DependencyGraph
 from .pins import ReferentIndex, closure
 from .stages import similarity_rows
-from . import token_counts
 from .token_counts import TokenCounter, Tokenizer
 
 Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
@@ -521,11 +520,13 @@ class MemoryStore:
                 on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(active, found),
             )  # fmt: skip
         except ReferentEvictionError as exc:
-            pinned = np.flatnonzero(closure(index, roots))
+            pinned_ids = [self._ids[s] for s in slots[np.flatnonzero(closure(index, roots))]]
+            root_ids = [self._ids[s] for s in slots[roots]]
             raise ReferentEvictionError(
-                f"{exc}; pinned block ids {[self._ids[s] for s in slots[pinned]]} "
-                f"(live roots {[self._ids[s] for s in slots[roots]]})"
-            ) from None
+                f"{exc}; pinned block ids {listing(pinned_ids)} (live roots {listing(root_ids)})",
+                pinned=exc.pinned, roots=exc.roots, pinned_cost=exc.pinned_cost, root_cost=exc.root_cost,
+                table_cost=exc.table_cost, budget=exc.budget, pinned_ids=pinned_ids, root_ids=root_ids,
+            ) from None  # fmt: skip
         result = outcome.result
         ids = [self._ids[s] for s in slots.tolist()]
         table = self._binding_table_block(result.binding_table, ids)
@@ -1112,7 +1113,7 @@ class _Gather(Sequence[str]):
     def __init__(self, base: Sequence[str], keys: np.ndarray) -> None:
         self._base, self._keys = base, keys
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+    def __getitem__(self, k):
         if isinstance(k, slice):
             return [self._base[int(j)] for j in self._keys[k]]
         return self._base[int(self._keys[k])]
@@ -1127,7 +1128,7 @@ class _LiveValues(Sequence[Any]):
     def __init__(self, binds: Sequence[Mapping[str, str]], names: Sequence[str], binder_slots: np.ndarray) -> None:
         self._binds, self._names, self._slots = binds, names, binder_slots
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+    def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
         slot = int(self._slots[k])

@@ -51,6 +51,7 @@ import json
 import math
 import re
 import unicodedata
+from typing import Any
 
 # -- fitted tables (token_approx_tables.json, written by tools/fit_token_approx.py) ----------
 TABLES_FILE = "token_approx_tables.json"
@@ -166,18 +167,18 @@ def _lead(piece: str, letters_at: int, glued: bool) -> str:
     return "glued" if glued else "none"
 
 
-def piece_cost(kind: str, size: object) -> float:
+def piece_cost(kind: str, size: Any) -> float:
     """The fitted cost of one piece of class ``kind`` and ``size`` (see the module table)."""
     if kind in ("digits", "space"):
         return 1.0
     if kind == "script":
-        return max(1.0, sum(LETTER_COST[script_of(c)] for c in size))  # type: ignore[union-attr]
+        return max(1.0, sum(LETTER_COST[script_of(c)] for c in size))
     if kind == "runs":
-        runs, rest = size  # type: ignore[misc]
+        runs, rest = size
         return sum(math.ceil(r / REPEAT_RUN) for r in runs) + (length_cost(PUNCT_COST, rest) if rest else 0.0)
     if kind == "symbol":
-        return max(1.0, SYMBOL_COST_PER_BYTE * size)  # type: ignore[operator]
-    return length_cost(PUNCT_COST if kind == "punct" else WORD_COST[kind], size)  # type: ignore[arg-type]
+        return max(1.0, SYMBOL_COST_PER_BYTE * size)
+    return length_cost(PUNCT_COST if kind == "punct" else WORD_COST[kind], size)
 
 
 def length_cost(table: tuple[float, ...], n: int) -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, TypedDict
@@ -83,8 +83,21 @@ class ReferentEvictionError(RuntimeError):
     """Raised when even the live roots plus the binding table exceed the budget.
 
     Evicting a pinned block would orphan a referent that a live block still uses, so the
-    engine refuses instead of answering with a silently broken context.
+    engine refuses instead of answering with a silently broken context.  The attributes
+    hold the full lists (``pinned``, ``roots``: block indices; ``pinned_ids``, ``root_ids``:
+    block ids, set by the store) and the costs; the message names at most
+    ``LISTED`` blocks of each list.
     """
+
+    def __init__(
+        self, message: str, *, pinned: Sequence[int] = (), roots: Sequence[int] = (), pinned_cost: int = 0,
+        root_cost: int = 0, table_cost: int = 0, budget: int = 0, pinned_ids: Sequence[str] = (),
+        root_ids: Sequence[str] = (),
+    ) -> None:  # fmt: skip
+        super().__init__(message)
+        self.pinned, self.roots = list(pinned), list(roots)
+        self.pinned_ids, self.root_ids = list(pinned_ids), list(root_ids)
+        self.pinned_cost, self.root_cost, self.table_cost, self.budget = pinned_cost, root_cost, table_cost, budget
 
     @classmethod
     def over_budget(
@@ -92,9 +105,23 @@ class ReferentEvictionError(RuntimeError):
     ) -> ReferentEvictionError:
         """The error both engines raise, naming the pinned blocks, their cost and the budget."""
         return cls(
-            f"pinned blocks {pinned} cost {pinned_cost} tokens (live roots {roots}: {root_cost}); "
-            f"the binding table costs {table_cost}; budget {budget}: evicting a pinned block would orphan a referent"
-        )
+            f"pinned blocks {listing(pinned)} cost {pinned_cost} tokens (live roots {listing(roots)}: {root_cost}); "
+            f"the binding table costs {table_cost}; budget {budget}: evicting a pinned block would orphan a referent",
+            pinned=pinned, roots=roots, pinned_cost=pinned_cost, root_cost=root_cost, table_cost=table_cost,
+            budget=budget,
+        )  # fmt: skip
+
+
+#: how many items of a list an error message names
+LISTED = 10
+
+
+def listing(items: Sequence[Any], limit: int = LISTED) -> str:
+    """``[a, b, c]``, or the first ``limit`` items and how many more for a longer list."""
+    if len(items) <= limit:
+        return repr(list(items))
+    shown = ", ".join(repr(x) for x in items[:limit])
+    return f"[{shown}, ...] ({len(items) - limit:,} more, {len(items):,} in all)"
 
 
 def is_integer_scalar(value: Any) -> bool:
@@ -248,7 +275,7 @@ class Params:
     working_weight: float = _knob(8.0, "agent policy: newest working unit's support in mean relevances 1/N (>= 0)")
 
     def __post_init__(self) -> None:
-        checked = {
+        checked: dict[str, Any] = {
             "policy": _choice("policy", self.policy, POLICIES),
             "selection": _choice("selection", self.selection, SELECTIONS),
             "lambda_pi": _real("lambda_pi", self.lambda_pi),
@@ -293,15 +320,15 @@ class Params:
         # keyed by value *and type*, so True is never taken for 1 nor 1 for 1.0.
         key = (base, *((k, type(v), v) for k, v in overrides.items()))
         try:
-            made = _MADE.get(key)
+            made, cacheable = _MADE.get(key), True
         except TypeError:  # an unhashable value: validate uncached (it raises its own error)
-            key, made = None, None
+            made, cacheable = None, False
         if made is None:
             unknown = sorted(set(overrides) - set(PARAM_NAMES))
             if unknown:
                 raise TypeError(f"unknown parameter(s) {unknown}; the parameters are {list(PARAM_NAMES)}")
             made = dataclasses.replace(base, **overrides)
-            if key is not None:
+            if cacheable:
                 if len(_MADE) >= _MADE_LIMIT:
                     _MADE.clear()
                 _MADE[key] = made

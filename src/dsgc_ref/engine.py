@@ -246,8 +246,8 @@ def retain(
     budget = check_budget(budget)
     q = _query_rows(query_emb)
     d = len(q[0])
-    quantized = isinstance(block_embs, QuantizedRows)
-    embs = _check_quantized(block_embs, d) if quantized else _as_float_rows("block_embs", block_embs, d)
+    codes = _check_quantized(block_embs, d) if isinstance(block_embs, QuantizedRows) else None
+    embs = codes if codes is not None else _as_float_rows("block_embs", block_embs, d)
     n = len(embs)
     weights = _check_weights(query_weights, len(q))
     cost = _check_costs(costs, n)
@@ -261,8 +261,8 @@ def retain(
         live_map = live_binders(bind_maps, seq, binders)
         roots = sorted(set(_check_indices("live", live, n)))
 
-    if quantized:
-        a_k = [eq.quantized_similarities(qk, embs, block_embs.scale, block_embs.step, block_embs.offset) for qk in q]
+    if codes is not None:
+        a_k = [eq.quantized_similarities(qk, codes, block_embs.scale, block_embs.step, block_embs.offset) for qk in q]
     else:
         a_k = [eq.similarities(qk, embs) for qk in q]
     if any(not math.isfinite(x) for row in a_k for x in row):

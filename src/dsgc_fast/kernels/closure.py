@@ -147,3 +147,21 @@ def closure_forest(sources, need_indptr, need_blocks, blocked, parent_block, par
                 order[tail] = b
                 tail += 1
     return order[:tail]
+
+
+@numba.njit(**JIT)
+def forest_depths(order, parent_block, depth, source):
+    """depth[b] = depth[parent_block[b]] + 1 and source[b] = source[parent_block[b]] along ``order``.
+
+    ``order`` is ``closure_forest``'s discovery order (every block after its parent); a
+    source gets depth 0 and itself as source.  Blocks not in ``order`` keep what the arrays
+    arrive with.  O(len(order)).
+    """
+    for b in order:
+        p = parent_block[b]
+        if p < 0:
+            depth[b] = 0
+            source[b] = b
+        else:
+            depth[b] = depth[p] + 1
+            source[b] = source[p]

@@ -139,7 +139,7 @@ def _float64_vector(ty: types.Type) -> bool:
     return _contiguous(ty, 1, (types.float64,))
 
 
-def counted_loop(builder: ir.IRBuilder, start: ir.Value, end: ir.Value, step: int, initial: list[ir.Value]):  # type: ignore[no-untyped-def]
+def counted_loop(builder: ir.IRBuilder, start: ir.Value, end: ir.Value, step: int, initial: list[ir.Value]):
     """Open ``for t = start; t < end; t += step`` carrying one accumulator per ``initial`` value.
 
     Returns (t, accumulators, close): fill the body at the builder's position, then call
@@ -177,7 +177,7 @@ def _store(builder: ir.IRBuilder, out_data: ir.Value, first: ir.Value, acc: list
         builder.store(vec, builder.bitcast(dst, _V_F64.as_pointer()), align=8)
 
 
-def _make_rows(groups: int, fused: bool):  # type: ignore[no-untyped-def]
+def _make_rows(groups: int, fused: bool):
     """The row-major intrinsic for ``groups`` x 8 rows (independent accumulators hide the add latency)."""
 
     @intrinsic
@@ -239,7 +239,7 @@ def _make_rows(groups: int, fused: bool):  # type: ignore[no-untyped-def]
     return dot_rows
 
 
-def _make_tile(fused: bool):  # type: ignore[no-untyped-def]
+def _make_tile(fused: bool):
     groups = TILE_ROWS // LANES
 
     @intrinsic
