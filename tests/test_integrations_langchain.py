@@ -20,15 +20,15 @@ from tests._requires import require
 
 require("langgraph", "langchain")
 
-from langchain.agents import create_agent  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, convert_to_openai_messages  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, convert_to_openai_messages
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from dsgc_fast.integrations.langchain import ThreadMemory  # noqa: E402
-from dsgc_fast.messages import check_messages  # noqa: E402
-from dsgc_fast.token_counts import message_tokens, token_counter  # noqa: E402
-from tests._scripted_models import ScriptedChatModel, langchain_messages, lookup  # noqa: E402
+from dsgc_fast.integrations.langchain import ThreadMemory
+from dsgc_fast.messages import check_messages
+from dsgc_fast.token_counts import message_tokens, token_counter
+from tests._scripted_models import ScriptedChatModel, langchain_messages, lookup
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

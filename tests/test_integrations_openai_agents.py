@@ -20,15 +20,15 @@ from tests._requires import require
 require("agents", "openai-agents")
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
-from agents import Agent, RunConfig, Runner, function_tool  # noqa: E402
-from agents.models.chatcmpl_converter import Converter  # noqa: E402
+from agents import Agent, RunConfig, Runner, function_tool
+from agents.models.chatcmpl_converter import Converter
 
-from dsgc_fast import MemoryStore  # noqa: E402
-from dsgc_fast.integrations.openai_agents import InputFilter, add_items, item_groups, to_items  # noqa: E402
-from dsgc_fast.messages import check_messages, compact_messages  # noqa: E402
-from dsgc_fast.token_counts import message_tokens, token_counter  # noqa: E402
-from tests._scripted_agents_model import ScriptedModel, chat_to_items  # noqa: E402
-from tests._scripted_models import lookup as lookup_text  # noqa: E402
+from dsgc_fast import MemoryStore
+from dsgc_fast.integrations.openai_agents import InputFilter, add_items, item_groups, to_items
+from dsgc_fast.messages import check_messages, compact_messages
+from dsgc_fast.token_counts import message_tokens, token_counter
+from tests._scripted_agents_model import ScriptedModel, chat_to_items
+from tests._scripted_models import lookup as lookup_text
 
 SESSION = [json.loads(line) for line in (Path(__file__).parent / "data" / "support_long.jsonl").read_text().splitlines()]
 ANNOTATIONS = {m["content"]: m["dsgc"] for m in SESSION if "dsgc" in m}

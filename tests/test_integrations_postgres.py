@@ -27,9 +27,9 @@ from tests._requires import require, skip_or_fail
 
 require("langgraph.checkpoint.postgres", "postgres")
 
-from dsgc_fast.messages import check_messages  # noqa: E402
-from dsgc_fast.token_counts import message_tokens, token_counter  # noqa: E402
-from tests._postgres import ServerUnavailable, running_postgres  # noqa: E402
+from dsgc_fast.messages import check_messages
+from dsgc_fast.token_counts import message_tokens, token_counter
+from tests._postgres import ServerUnavailable, running_postgres
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION = ROOT / "tests" / "data" / "support_long.jsonl"

@@ -110,8 +110,8 @@ def test_a_deletion_inside_a_failing_atomic_group_rolls_back():
 
 
 def test_a_schema_version_1_store_is_upgraded_when_opened_for_writing(tmp_path):
-    from pathlib import Path
     import shutil
+    from pathlib import Path
 
     path = tmp_path / "v1.db"
     shutil.copy(Path(__file__).parent / "data" / "store-v1.db", path)

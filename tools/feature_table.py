@@ -30,8 +30,8 @@ from pathlib import Path
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the scripted models in tests/
 
-from dsgc_fast.messages import message_text  # noqa: E402
-from dsgc_fast.token_counts import message_tokens, token_counter  # noqa: E402
+from dsgc_fast.messages import message_text
+from dsgc_fast.token_counts import message_tokens, token_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION = ROOT / "tests" / "data" / "support_long.jsonl"
@@ -92,7 +92,7 @@ def dsgc_input_filter(with_notes: Chat, plain: Chat, budget: int) -> Chat:
 
     notes = {m["content"]: m["dsgc"] for m in with_notes if "dsgc" in m}
     items = chat_to_items(plain)
-    annotate = lambda item: notes.get(item.get("content")) if isinstance(item.get("content"), str) else None  # noqa: E731
+    annotate = lambda item: notes.get(item.get("content")) if isinstance(item.get("content"), str) else None
     return Converter.items_to_messages(InputFilter(budget, tokenizer="o200k_base", annotate=annotate).select(items))
 
 

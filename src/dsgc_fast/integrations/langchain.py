@@ -243,7 +243,8 @@ def to_openai(message: BaseMessage) -> dict[str, Any]:
 
 def message_keys(messages: Sequence[BaseMessage]) -> list[str]:
     """Each message's id; a message without one is keyed by its content and its occurrence."""
-    keys, seen = [], {}
+    keys: list[str] = []
+    seen: dict[str, int] = {}
     for message in message_checked(messages):
         if isinstance(message, SystemMessage) and message.id is None and not keys:
             keys.append(_SYSTEM_KEY)
