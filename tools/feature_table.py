@@ -12,8 +12,8 @@ happens to dropped messages) come from these runs and the libraries' documentati
     python tools/feature_table.py                 # prints the Markdown tables
     python tools/feature_table.py --out docs/FEATURES.md
 
-Needs the ``langchain`` and ``openai-agents`` extras; LlamaIndex (``llama-index-core``) is
-measured when it is installed and reported as not installed otherwise.
+Needs the ``langchain`` and ``openai-agents`` extras; LlamaIndex (``llama-index-core``, the
+``peers`` extra) is measured when it is installed and reported as not installed otherwise.
 """
 
 from __future__ import annotations
