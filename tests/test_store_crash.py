@@ -26,6 +26,8 @@ import pytest
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.store import MemoryStore
 
+pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
+
 N_BLOCKS = 600
 QUERY = "did the flagged account clear kyc before the refund"
 BUDGET = 20000

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
+
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
 
