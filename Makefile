@@ -15,7 +15,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e ".[dev,bench,sentence,tokens]"
+	$(PY) -m pip install -e ".[dev,bench,sentence,tokens,langchain,postgres,openai-agents]"
 	$(PY) -m pip install --no-deps "bfcl-eval==2026.3.23"  # BFCL's data and simulated APIs only (stdlib + mpmath)
 	touch $(STAMP)
 

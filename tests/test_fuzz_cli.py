@@ -206,7 +206,7 @@ def test_fuzz_cli_in_process(workdir, lines, command, budget, opts, write):
         if write:
             check_messages([json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()])
     else:
-        assert all(isinstance(d["kept"], bool) for d in decisions)
+        assert decisions["schema_version"] == 1 and all(isinstance(d["kept"], bool) for d in decisions["decisions"])
 
 
 @pytest.mark.parametrize(
