@@ -81,6 +81,10 @@ class SessionError(ValueError):
 
 
 # -- reading and writing JSONL ----------------------------------------------------------
+#: the whitespace JSON allows between tokens; a line of only these is skipped as blank
+_JSON_WHITESPACE = " \t\r\n"
+
+
 def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[int, Any]]:
     """``(line number, parsed value)`` for every non-blank line of a JSONL file or stream.
 
@@ -98,7 +102,7 @@ def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[in
                 raw = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise SessionError(f"invalid UTF-8: {exc.reason} at byte {exc.start}", where) from None
-        if not raw.strip():
+        if not raw.strip(_JSON_WHITESPACE):
             continue
         try:
             out.append((number, json.loads(raw)))
