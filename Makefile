@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= results
 
-.PHONY: install test reproduce fuzz bench clean
+.PHONY: install test test-fast reproduce fuzz bench clean
 
 install: $(STAMP)
 
@@ -15,12 +15,16 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e ".[dev,bench,sentence,tokens]"
+	$(PY) -m pip install -e ".[dev,bench,sentence,tokens,langchain,postgres,openai-agents]"
 	$(PY) -m pip install --no-deps "bfcl-eval==2026.3.23"  # BFCL's data and simulated APIs only (stdlib + mpmath)
 	touch $(STAMP)
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest
+
+# The quick lane while you work: everything but the tests marked slow (about half the time).
+test-fast: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -m "not slow" -p no:cacheprovider
 
 reproduce: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m dsgc_fast.demo

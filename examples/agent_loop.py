@@ -1,6 +1,6 @@
 """An offline agent loop with a dsgc ``MemoryStore``: compact before every model call.
 
-    python examples/agent_loop.py [--budget 45]
+    python examples/agent_loop.py [--budget 120]
 
 The "model" is a scripted stand-in for an LLM (no network, deterministic): it calls tools
 when a user names an account, and resolves "that account" only if the account's number is
@@ -67,7 +67,7 @@ def _call(name: str, args: dict) -> dict:
 
 def run(budget: int, referents: bool, archive: Path) -> str:
     """Run the loop; return the final answer."""
-    store = MemoryStore(archive=archive)  # lexical encoder, whitespace token counter
+    store = MemoryStore(archive=archive)  # lexical encoder, model tokens (the default tokenizer)
     add_messages(store, [{"role": "system", "content": SYSTEM}])
     answer = ""
     for turn, (text, annotation) in enumerate(USER_TURNS, start=1):
@@ -105,7 +105,7 @@ def run(budget: int, referents: bool, archive: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=int, default=45)
+    parser.add_argument("--budget", type=int, default=120, help="token budget (o200k_base tokens with the tokens extra)")
     parser.add_argument("--no-referents", action="store_true", help="drop the binds/uses annotations")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
+
 ROOT = Path(__file__).resolve().parents[1]
 ASV_DIR = ROOT / "asv_bench"
 PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")

@@ -74,6 +74,7 @@ def test_unknown_method_and_impl_are_rejected():
         run([Condition(template="role", encoder="lexical", method="dsgc")], [0], Encodings(), impl="gpu")
 
 
+@pytest.mark.slow
 def test_reproduce_runs_every_suite(tmp_path, monkeypatch):
     # the BFCL replay on two sessions of each split (the whole replay is the slowest suite);
     # without bfcl-eval reproduce skips it

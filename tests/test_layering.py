@@ -98,3 +98,9 @@ def test_the_harness_reads_only_exported_names():
                 bad += [(path.relative_to(SRC).as_posix(), f"{node.module}.{a.name}") for a in node.names
                         if a.name not in exported[node.module] and not _is_module(f"{node.module}.{a.name}")]
     assert bad == []
+
+
+def test_the_engine_core_never_imports_the_framework_adapters():
+    """``dsgc_fast.integrations`` needs the extras' libraries; nothing outside it may import it."""
+    bad = [(f, m) for f, m in imports("dsgc_fast") if m.startswith("dsgc_fast.integrations") and not f.startswith("dsgc_fast/integrations/")]
+    assert bad == []

@@ -32,7 +32,7 @@ def call(call_id, name="lookup", arguments='{"q": "x"}'):
 
 
 def new_store():
-    return MemoryStore(encoder=LexicalEncoder())
+    return MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
 
 
 sentences = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)

@@ -1,4 +1,8 @@
-"""MemoryStore: add/compact/recall/save/load lose nothing; compaction equals retain; validation."""
+"""MemoryStore: add/compact/recall/save/load lose nothing; compaction equals retain; validation.
+
+The stores here count costs with the paper's whitespace tokens (``tokenizer="whitespace"``), so
+the budget arithmetic stays visible; ``test_tokenizers.py`` covers the tokenizer option.
+"""
 
 from __future__ import annotations
 
@@ -72,7 +76,7 @@ def sessions(draw):
     st.lists(st.tuples(st.integers(0, 80), st.sampled_from(dsgc_fast.POLICIES), st.booleans()), min_size=1, max_size=4),
 )
 def test_add_compact_recall_lose_nothing(session, steps):
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     texts = {}
     for k, (text, deps, binds, uses, pinned) in enumerate(session):
         texts[store.add(text, id=f"k{k}", depends_on=[f"k{d}" for d in deps], binds=binds, uses=uses, pinned=pinned)] = text
@@ -113,7 +117,7 @@ def test_compaction_equals_retain_on_the_active_blocks():
     n, d = 40, 8
     embs = rng.normal(size=(n, d))
     costs = rng.integers(1, 9, size=n)
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     edges = []
     for i in range(n):
         deps = sorted({int(j) for j in rng.integers(0, i, size=2)}) if i > 1 else []
@@ -130,7 +134,7 @@ def test_compaction_equals_retain_on_the_active_blocks():
 
 
 def test_support_from_names_the_dependents():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("alpha prerequisite", id="p")
     store.add("kyc account question", id="a", depends_on=["p"])
     store.add("kyc account follow up", id="b", depends_on=["p"])
@@ -143,7 +147,7 @@ def test_support_from_names_the_dependents():
 
 def test_save_load_and_reopen_round_trip(tmp_path):
     path = tmp_path / "store.db"
-    store = MemoryStore(encoder=LexicalEncoder(), archive=path)
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=path)
     store.add("system rules for the agent", id="sys", pinned=True, meta={"role": "system", "n": [1, 2]})
     store.add("account 8841-C disputes a charge", id="t12", binds={"that account": "8841-C"})
     for k in range(6):
@@ -154,10 +158,10 @@ def test_save_load_and_reopen_round_trip(tmp_path):
     assert any(not s[-1] for s in before.values()) and any(s[-1] for s in before.values())
 
     store.save(tmp_path / "copy.db")
-    loaded = MemoryStore.load(tmp_path / "copy.db", encoder=LexicalEncoder())
+    loaded = MemoryStore.load(tmp_path / "copy.db", encoder=LexicalEncoder(), tokenizer="whitespace")
     assert snapshot(loaded) == before
     store.close()
-    reopened = MemoryStore(encoder=LexicalEncoder(), archive=path)
+    reopened = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=path)
     assert snapshot(reopened) == before
     # both continue to work: recall, add, compact
     for s in (loaded, reopened):
@@ -178,7 +182,7 @@ def test_load_refuses_non_store_files_and_other_encoders(tmp_path):
     text_file = tmp_path / "notes.txt"
     text_file.write_text("not a database, just some text that is long enough to be read " * 20)
     with pytest.raises(ValueError, match="not a dsgc store"):
-        MemoryStore(encoder=LexicalEncoder(), archive=text_file)
+        MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=text_file)
 
     class Other:
         name = "other"
@@ -187,13 +191,13 @@ def test_load_refuses_non_store_files_and_other_encoders(tmp_path):
             return np.ones((len(texts), 4))
 
     path = tmp_path / "s.db"
-    MemoryStore(encoder=LexicalEncoder(), archive=path).add("x")
+    MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=path).add("x")
     with pytest.raises(ValueError, match="'lexical' encoder"):
         MemoryStore(encoder=Other(), archive=path)
 
 
 def test_growth_keeps_order_and_edges_across_many_adds_and_recalls():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     for i in range(100):  # several capacity doublings (16 -> 128)
         store.add(f"w{i % 7} kyc" if i % 3 else f"note {i}", id=f"n{i}", depends_on=[f"n{i - 1}"] if i else ())
     store.compact("kyc", 50)
@@ -205,11 +209,11 @@ def test_growth_keeps_order_and_edges_across_many_adds_and_recalls():
     assert store.used <= 50 and set(report.kept) == set(store.ids())
 
 
-def test_custom_token_counter_and_callable_encoder():
+def test_custom_tokenizer_and_callable_encoder():
     def encoder(texts):
         return np.array([[len(t), 1.0 + t.count("kyc")] for t in texts], dtype=float)
 
-    store = MemoryStore(encoder=encoder, token_counter=len)
+    store = MemoryStore(encoder=encoder, tokenizer=len)
     store.add("kyc kyc", id="a")
     store.add("hello", id="b")
     assert store.get("a").cost == 7 and store.get("b").cost == 5
@@ -217,7 +221,7 @@ def test_custom_token_counter_and_callable_encoder():
 
 
 def test_binding_table_becomes_an_active_block_that_binds_the_referents():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("system prompt for triage", id="sys", pinned=True)
     store.add("account 8841-C, the one flagged last week, disputes a billing charge", id="t12", binds={"that account": "8841-C"})
     store.add("did that account clear KYC?", id="t19", uses=["that account"])
@@ -235,7 +239,7 @@ def test_binding_table_becomes_an_active_block_that_binds_the_referents():
 
 
 def test_referent_eviction_error_changes_nothing_and_names_ids():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("system prompt for triage", id="sys", pinned=True)
     store.add("account 8841-C disputes a billing charge", id="t12", binds={"that account": "8841-C"})
     store.add("did that account clear KYC?", id="t19", uses=["that account"])
@@ -256,7 +260,7 @@ def test_turn_12_survives_through_the_store_only_with_referents():
     ]
     kept = {}
     for with_referents in (False, True):
-        store = MemoryStore(encoder=LexicalEncoder())
+        store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
         for block_id, text, binds, uses in turns:
             store.add(text, id=block_id, binds=binds if with_referents else None, uses=uses if with_referents else (),
                       pinned=block_id == "sys")
@@ -266,7 +270,7 @@ def test_turn_12_survives_through_the_store_only_with_referents():
 
 
 def test_adding_a_use_recalls_the_archived_binder_chain():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("the config file is settings.toml", id="a", binds={"the config file": "settings.toml"})
     store.add("its port constant is 8080", id="b", uses=["the config file"], binds={"the port": "8080"})
     store.add("unrelated words here", id="c")
@@ -277,7 +281,7 @@ def test_adding_a_use_recalls_the_archived_binder_chain():
 
 
 def test_recall_brings_back_the_referent_closure():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("the config file is settings.toml", id="a", binds={"the config file": "settings.toml"})
     store.add("it sets the port constant", id="b", uses=["the config file"], binds={"the port": "8080"})
     store.add("unrelated words here", id="c")
@@ -308,7 +312,7 @@ def test_recall_brings_back_the_referent_closure():
     ],
 )
 def test_add_rejects_bad_arguments_and_stays_unchanged(kwargs, error, match):
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("first", id="a")
     with pytest.raises(error, match=match):
         store.add("second", **kwargs)
@@ -316,7 +320,7 @@ def test_add_rejects_bad_arguments_and_stays_unchanged(kwargs, error, match):
 
 
 def test_compact_rejects_unknown_or_archived_live_roots_and_bad_queries():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("one two", id="a")
     store.add("three", id="b")
     with pytest.raises(KeyError, match="'zz'"):
@@ -331,7 +335,7 @@ def test_compact_rejects_unknown_or_archived_live_roots_and_bad_queries():
 
 
 def test_query_distribution_and_empty_store():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     report = store.compact("anything", 10)
     assert report.kept == [] and report.evicted == []
     store.add("kyc account", id="a")
@@ -341,7 +345,7 @@ def test_query_distribution_and_empty_store():
 
 
 def test_report_table_and_json_name_every_block():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     for k in range(5):
         store.add(f"kyc item {k} " * (k + 1), id=f"i{k}")
     report = store.compact("kyc item", 12)
@@ -357,7 +361,7 @@ def test_report_table_and_json_name_every_block():
 
 
 def test_skipped_block_names_the_unused_tokens():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("kyc kyc kyc kyc kyc", id="a")
     store.add("kyc refund one two three", id="b")
     report = store.compact("kyc", 7)
@@ -370,7 +374,7 @@ def test_a_failing_group_nested_in_another_rolls_back_alone(tmp_path):
     """Regression: a refused ``add_messages`` batch inside an outer ``atomic()`` committed its
     valid records (the nested group joined the outer transaction and undid nothing)."""
     path = tmp_path / "store.db"
-    store = MemoryStore(encoder=LexicalEncoder(), archive=path)
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=path)
     with store.atomic():
         store.add("outer first", id="a")
         with pytest.raises(SessionError, match="message 1"):
@@ -379,11 +383,11 @@ def test_a_failing_group_nested_in_another_rolls_back_alone(tmp_path):
         store.add("outer second", id="c")
     assert store.ids() == ["a", "c"] and store.total == 2
     store.close()
-    assert MemoryStore(encoder=LexicalEncoder(), archive=path).ids() == ["a", "c"]
+    assert MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=path).ids() == ["a", "c"]
 
 
 def test_groups_nested_three_deep_are_all_or_nothing_at_every_level():
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("kyc account billing", id="base")
     with store.atomic():
         store.add("level one kyc", id="l1")
@@ -454,7 +458,7 @@ def test_returned_blocks_and_reports_share_nothing_with_the_store():
     database; so did the binding-table block of a compaction report."""
 
     def build() -> MemoryStore:
-        store = MemoryStore(encoder=LexicalEncoder())
+        store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
         store.add("system prompt for triage", id="sys", pinned=True, meta={"role": "system", "n": [1, {"k": "v"}]})
         store.add("account 8841-C disputes a billing charge", id="t12", binds={"that account": "8841-C"})
         store.add("kyc batch notes for the week", id="k1", meta={"tags": ["kyc"]})
@@ -487,7 +491,7 @@ def test_a_closed_store_says_so(tmp_path):
     """After ``close`` every method raises ``ValueError("the store is closed")`` (reads used to
     answer from stale memory, writes raised sqlite3.ProgrammingError); ``close`` is idempotent."""
     for archive in (":memory:", tmp_path / "store.db"):
-        store = MemoryStore(encoder=LexicalEncoder(), archive=archive)
+        store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=archive)
         store.add("kyc account", id="a")
         store.close()
         store.close()
@@ -505,7 +509,7 @@ def test_a_report_is_not_changed_by_later_store_operations():
     """Regression (found while closing the aliasing class): ``report.texts`` iterated the
     store's live id map, so an ``add`` (from another thread, say) during an iteration over
     it raised "dictionary changed size during iteration"."""
-    store = MemoryStore(encoder=LexicalEncoder())
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     for k in range(4):
         store.add(f"kyc item {k}", id=f"i{k}")
     report = store.compact("kyc item", 6)

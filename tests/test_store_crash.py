@@ -26,17 +26,20 @@ import pytest
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.store import MemoryStore
 
+pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
+
 N_BLOCKS = 600
 QUERY = "did the flagged account clear kyc before the refund"
 BUDGET = 20000
 WORDS = "account refund kyc charge payout merchant invoice ledger fraud clear flagged review é ü 雪".split()
 
-CHILD = r"""
+#: child-side: open the store at ``path`` and SIGKILL the process at the ``occurrence``-th SQL
+#: statement starting with ``marker`` (no marker: never); then print "ready"
+OPEN_AND_ARM = r"""
 import os, signal, sys
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.store import MemoryStore
 
-path, marker, occurrence, query, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 store = MemoryStore(encoder=LexicalEncoder(), archive=path)
 seen = 0
 
@@ -49,6 +52,12 @@ def trace(sql):
 
 store._archive._conn.set_trace_callback(trace)
 print("ready", flush=True)
+"""
+
+CHILD = r"""
+import sys
+path, marker, occurrence, query, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+""" + OPEN_AND_ARM + r"""
 while True:
     store.compact(query, budget, live=[store.ids()[-1]])
     store.recall(store.archived_ids())
@@ -78,8 +87,13 @@ def template(tmp_path_factory):
 
 
 def run_child(path, marker="", occurrence=1, kill_after=None):
+    run_killed(CHILD, [str(path), marker, str(occurrence), QUERY, str(BUDGET)], kill_after)
+
+
+def run_killed(child: str, args: list[str], kill_after: float | None = None) -> None:
+    """Run ``child`` (a script that prints "ready"), kill it after ``kill_after`` s if given; it must die by SIGKILL."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(path), marker, str(occurrence), QUERY, str(BUDGET)],
+        [sys.executable, "-c", child, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -32,6 +32,8 @@ import pytest
 
 from dsgc_fast.store import MemoryStore
 
+pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
+
 KILLS = int(os.environ.get("DSGC_CRASH_KILLS", "2"))
 D = 16  # embedding dimension (explicit embeddings keep the stores quick to build)
 

@@ -18,7 +18,7 @@ def test_with_referents_the_last_turn_recalls_and_resolves_the_account():
     lines = run_example()
     assert "turn 7: m15 uses ['that account'], recalled ['m7'] from the archive" in lines
     assert lines[lines.index("") - 1].endswith('{"account": "8841-C", "kyc": "cleared", "checked": "2026-11-02"}')
-    assert "the account block m7 is active; the last model call saw 45 of 45 tokens" in lines
+    assert "the account block m7 is active; the last model call saw 119 of 120 tokens" in lines
     assert "m7: kept: pinned through m15 -uses 'that account'-> m7" in lines
 
 

@@ -198,7 +198,7 @@ def foreign_objects(draw) -> list[str]:
                 column=TABLES[table],
                 when=draw(st.sampled_from(["BEFORE", "AFTER"])),
                 event=draw(st.sampled_from(["INSERT", "DELETE", "UPDATE"])),
-                version=draw(st.sampled_from(["0", "2", "1.0", " 1", "abc"])),
+                version=draw(st.sampled_from(["0", "1", "3", "2.0", " 2", "abc"])),
             )
         )
     return out

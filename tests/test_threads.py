@@ -67,6 +67,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_kernels_stay_in_bounds_under_numba_boundscheck():
     """NUMBA_BOUNDSCHECK=1 turns a silent out-of-bounds read into an IndexError."""
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", DSGC_NUMBA_CACHE="0", DSGC_PARALLEL_MIN_N="0")

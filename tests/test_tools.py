@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
+
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
 
@@ -64,3 +66,24 @@ def test_the_streaming_floor_reads_every_stored_element():
     out = np.empty(50, np.int64)
     floor._INT[0](np.ones((50, 7), np.int8), out)
     assert (out == 7).all()
+
+
+def test_select_speed_runs(capsys, monkeypatch):
+    pytest.importorskip("langchain_core", reason="trim_messages needs langchain-core (the langchain extra)")
+    run_script("select_speed.py", ["--sizes", "40", "--rounds", "1"], monkeypatch)
+    out = capsys.readouterr().out
+    assert "| trim_messages | select, grown |" in out and "\n| 40 | " in out
+
+
+def test_the_feature_table_s_dsgc_rows_are_what_the_tool_measures():
+    from tests._requires import require
+
+    require("langgraph", "langchain")
+    require("agents", "openai-agents")
+    from tools import feature_table
+
+    names = [name for name, _ in feature_table.TOOLS if name.startswith("dsgc ")]
+    rows = tuple(f"| {name} |" for name in names)
+    measured = [line for line in feature_table.render(*feature_table.measure(names)).splitlines() if line.startswith(rows)]
+    written = (TOOLS.parent / "docs" / "FEATURES.md").read_text(encoding="utf-8").splitlines()
+    assert len(measured) == len(names) and measured == [line for line in written if line.startswith(rows)]

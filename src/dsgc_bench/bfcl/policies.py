@@ -101,7 +101,7 @@ def _block_ids(n: int) -> list[str]:
 def _compact(
     point: Point, emb: Embeddings, budget: int, messages: list[dict[str, Any]], *, induce: bool = True, **options: Any
 ) -> Selection:
-    with MemoryStore(encoder=emb.encoder) as store:
+    with MemoryStore(encoder=emb.encoder, tokenizer="whitespace") as store:
         ids = add_messages(store, messages, induce=induce)
         index = {block_id: i for i, block_id in enumerate(ids)}
         try:

@@ -1,0 +1,494 @@
+"""``select``: the store's compaction decision over a chat history the caller owns, without a store.
+
+An agent framework keeps its own message list and, before each model call, needs what to
+send.  ``select(messages, budget)`` answers with what ``MemoryStore`` + ``add_messages`` +
+``compact_messages`` would decide on the same messages (the same validation, costs, live
+roots, working ages, whole tool units, referent pinning, binding table and explanations),
+without an archive: no SQLite, nothing written, the caller's messages untouched, nothing
+returned shared with them or with a later call.
+
+What is reused across calls lives in a ``SelectCache`` (by default one per encoder):
+
+* the encoder's row of every text seen (``encoders.CachedEncoder``, least recently used
+  texts out beyond ``max_texts``), so a call encodes only texts it has not seen;
+* the parsed histories (``max_histories`` of them, most recently used kept): the planned
+  blocks, their costs, dependency edges and referent links, as arrays that grow.  A call
+  whose messages begin with a cached history's messages (compared by value) plans only the
+  messages after them; any other call parses its messages afresh.
+
+Token counts are cached by the tokenizer's ``TokenCounter`` (``token_counts``).  A cache may
+be shared by threads: calls on one cache run one at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Unpack
+
+import numpy as np
+
+from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_scalar
+
+from ._growable import Growable
+from ._induced import InducedEdges
+from .archive import Block, copied_json
+from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
+from .encoders import CachedEncoder, LexicalEncoder
+from .explain import CompactionReport, build_report
+from .graph import DependencyGraph
+from .messages import ChatUnits, SessionError, _Planner, chat_messages
+from .pins import ReferentIndex
+from .store import (
+    AGENT_PARAMS,
+    _Referents,
+    checked_block,
+    encoded,
+    query_embedding,
+    token_counter_of,
+    tool_messages,
+)
+from .token_counts import TokenCounter, Tokenizer
+
+#: texts whose rows a ``SelectCache`` keeps by default
+DEFAULT_MAX_TEXTS = 100_000
+#: histories a ``SelectCache`` keeps by default
+DEFAULT_MAX_HISTORIES = 8
+#: encoders that get a default cache of their own (the least recently used is dropped)
+_DEFAULT_CACHES = 8
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What ``select`` decided.
+
+    Attributes
+    ----------
+    messages : list of dict
+        The kept messages, oldest first, as a valid chat list (copies); a binding table, when
+        escalation made one, is a system message after the leading system messages; a cut
+        tool result is sent cut.
+    indices : list of int
+        The input positions of the kept messages, ascending.
+    ids : tuple of str
+        The block id of every input message (``"m<k>"`` unless annotated), as the report names them.
+    report : CompactionReport
+        Every decision with its reason and score parts (``report.explain(id)``).
+    used, budget : int
+        Tokens kept (the chat cost of the kept messages, the binding table included) and the budget.
+    over_budget : bool
+        Even the live roots did not fit: only they were kept (``on_over_budget``).
+    truncated : dict of int to Truncation
+        Input position -> how that tool result was cut (``on_over_budget="truncate"``).
+    """
+
+    messages: list[dict[str, Any]]
+    indices: list[int]
+    ids: tuple[str, ...]
+    report: CompactionReport
+    used: int
+    budget: int
+    over_budget: bool = False
+    truncated: Mapping[int, Truncation] = dataclasses.field(default_factory=dict)
+
+    @property
+    def binding_table(self) -> str | None:
+        """The binding table's text, or None."""
+        table = self.report.binding_table
+        return None if table is None else table.block.text
+
+
+class SelectCache:
+    """What ``select`` and ``min_budget`` reuse across calls (see the module docstring).
+
+    Parameters
+    ----------
+    encoder : encoder or callable, optional
+        What embeds texts (``encode(texts)`` or ``texts -> (n, d)``); default the lexical encoder.
+    max_texts : int
+        Texts whose rows are kept.
+    max_histories : int
+        Parsed histories kept.
+    """
+
+    def __init__(
+        self, encoder: Any = None, *, max_texts: int = DEFAULT_MAX_TEXTS, max_histories: int = DEFAULT_MAX_HISTORIES
+    ) -> None:
+        if not isinstance(max_histories, int) or isinstance(max_histories, bool) or max_histories < 1:
+            raise ValueError(f"max_histories must be a positive int, got {max_histories!r}")
+        self.encoder = encoder if encoder is not None else LexicalEncoder()
+        self.rows = CachedEncoder(self.encoder, max_texts=max_texts)
+        self.max_histories = max_histories
+        self._histories: list[_History] = []
+        self._counters: list[tuple[Any, TokenCounter]] = []
+        self._lock = threading.RLock()
+
+    @property
+    def encoded(self) -> int:
+        """Texts the encoder has been asked to encode so far."""
+        return self.rows.encoded
+
+    def clear(self) -> None:
+        """Forget every row and history."""
+        with self._lock:
+            self.rows = CachedEncoder(self.encoder, max_texts=self.rows.max_texts)
+            self._histories.clear()
+
+    def counter(self, tokenizer: Tokenizer) -> TokenCounter:
+        """The ``TokenCounter`` of a ``tokenizer=`` option, one per tokenizer object across calls.
+
+        Named tokenizers share one counter per process already; a tokenizer object or
+        callable gets its counter (and that counter's count cache) once per cache.
+        """
+        if tokenizer is None or isinstance(tokenizer, (str, TokenCounter)):
+            return token_counter_of(tokenizer)
+        for k, (known, counter) in enumerate(self._counters):
+            if known is tokenizer:
+                del self._counters[k]
+                break
+        else:
+            counter = token_counter_of(tokenizer)
+        self._counters.insert(0, (tokenizer, counter))
+        del self._counters[self.max_histories :]
+        return counter
+
+    def prepared(
+        self, messages: Any, tokenizer: Tokenizer, live: Sequence[int]
+    ) -> tuple[TokenCounter, _History, _State, np.ndarray]:
+        """The counter, the parsed history with its state, and the live roots of a call (hold the lock)."""
+        counter = self.counter(tokenizer)
+        history = self.history(_records(messages), counter)
+        history.planner.check_answered()
+        return counter, history, history.state(), history.roots(live)
+
+    def history(self, records: list[Any], counter: TokenCounter) -> _History:
+        """The parsed history of ``records``: a cached one extended, or a new one.
+
+        An invalid record raises ``SessionError`` naming its position; the history it would
+        have extended is dropped.
+        """
+        for k, history in enumerate(self._histories):
+            if history.counter is counter and history.matches(records):
+                del self._histories[k]
+                break
+        else:
+            history = _History(counter)
+        history.extend(records)  # raises before the history is (re)inserted
+        self._histories.insert(0, history)
+        del self._histories[self.max_histories :]
+        return history
+
+
+_defaults: list[SelectCache] = []
+_defaults_lock = threading.Lock()
+_LEXICAL = LexicalEncoder()
+
+
+def default_cache(encoder: Any = None) -> SelectCache:
+    """The process's cache for ``encoder`` (None: the default lexical encoder).
+
+    One per encoder object, for the most recently used encoders.
+    """
+    key = encoder if encoder is not None else _LEXICAL
+    with _defaults_lock:
+        for k, cache in enumerate(_defaults):
+            if cache.encoder is key:
+                del _defaults[k]
+                break
+        else:
+            cache = SelectCache(key)
+        _defaults.insert(0, cache)
+        del _defaults[_DEFAULT_CACHES:]
+    return cache
+
+
+def select(
+    messages: Sequence[Mapping[str, Any]],
+    budget: int,
+    *,
+    query: Any = None,
+    params: Params | None = None,
+    tokenizer: Tokenizer = None,
+    encoder: Any = None,
+    live: Sequence[int] = (),
+    on_over_budget: str = "raise",
+    cache: SelectCache | None = None,
+    **overrides: Unpack[ParamOverrides],
+) -> Selection:
+    """Decide which messages of a chat history to send within ``budget`` tokens.
+
+    Parameters
+    ----------
+    messages : sequence of dict
+        OpenAI-style chat messages (``role``, ``content``, ``tool_calls``, ``tool_call_id``,
+        an optional ``"dsgc"`` annotation), oldest first; as ``add_messages`` takes them.
+        Every tool call must have its result.
+    budget : int
+        Token budget (a non-negative integer), in the tokenizer's tokens.
+    query : str, list of str or array_like, optional
+        What the next model call is about (default: the newest user message).
+    params, **overrides
+        The scoring knobs (default ``AGENT_PARAMS``, the agent policy), as in ``retain``.
+    tokenizer : optional
+        Anything ``token_counts.token_counter`` takes (default ``default_tokenizer()``);
+        a message costs its chat tokens, framing included.
+    encoder : optional
+        The encoder (default: ``cache``'s, else the lexical encoder).
+    live : sequence of int
+        Positions of further messages to keep as live roots (with their tool units).
+    on_over_budget : {"raise", "roots_only", "truncate"}
+        When even the live roots and the bindings they need exceed the budget:
+        ``ReferentEvictionError``, the roots alone, or the roots with their largest tool
+        results cut (``dsgc_fast.compaction``).
+    cache : SelectCache, optional
+        Rows and parsed histories to reuse (default ``default_cache(encoder)``).
+
+    Returns
+    -------
+    Selection
+
+    Raises
+    ------
+    SessionError
+        An invalid message (naming ``message <k>``), or a tool call without its result.
+    ReferentEvictionError
+        Over budget with ``on_over_budget="raise"``.
+    """
+    p = Params.of(params if params is not None else AGENT_PARAMS, **overrides)
+    budget = check_budget(budget)
+    check_over_budget(on_over_budget)
+    cache = _cache(encoder, cache)
+    with cache._lock:
+        counter, history, state, roots = cache.prepared(messages, tokenizer, live)
+        if query is None:
+            if state.query is None:
+                raise ValueError("query is required: the messages have no user message to use as the query")
+            query = state.query
+        embs = history.embeddings(cache.rows)
+        dimension = embs.shape[1] if state.n else None
+        query_emb, query_text = query_embedding(query, lambda texts, name: encoded(cache.rows.encode, texts, name, dimension))
+        if not state.n:
+            embs = np.empty((0, query_emb.shape[-1]))
+        blocks = history.blocks[: state.n]
+        outcome = decide(
+            query_emb, embs, history.cost.view()[: state.n], budget, params=p, graph=state.graph, index=state.index,
+            roots=roots, counter=counter, ages=state.ages if p.policy == "agent" else None,
+            on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(blocks, found),
+        )  # fmt: skip
+    return _selection(history, state, blocks, roots, outcome, p, query_text, counter)
+
+
+def min_budget(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    tokenizer: Tokenizer = None,
+    live: Sequence[int] = (),
+    cache: SelectCache | None = None,
+) -> int:
+    """The smallest budget ``select`` meets without going over: the live roots and what they need.
+
+    What they need is their referent closure (the blocks binding what they use, transitively),
+    or, when that costs more, the binding table that replaces it
+    (``compaction.required_budget``).  Any query, policy and encoder give the same answer.
+    """
+    cache = _cache(None, cache)
+    with cache._lock:
+        counter, history, state, roots = cache.prepared(messages, tokenizer, live)
+        return required_budget(state.index, history.cost.view()[: state.n], roots, table_cost(counter))
+
+
+def _cache(encoder: Any, cache: SelectCache | None) -> SelectCache:
+    if cache is None:
+        return default_cache(encoder)
+    if not isinstance(cache, SelectCache):
+        raise TypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
+    if encoder is not None and encoder is not cache.encoder:
+        raise ValueError("encoder is not the cache's encoder: pass one of them, or a SelectCache(encoder)")
+    return cache
+
+
+def _records(messages: Any) -> list[Any]:
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages must be a sequence of chat messages (dicts), got {type(messages).__name__}")
+    return list(messages)
+
+
+def _selection(
+    history: _History, state: _State, blocks: list[Block], roots: np.ndarray, outcome: Any, p: Params, query: str,
+    counter: TokenCounter,
+) -> Selection:  # fmt: skip
+    """The ``Selection`` of an ``Outcome``: the report (as ``MemoryStore.compact`` gives it) and the messages."""
+    result = outcome.result
+    ids = history.ids[: state.n]
+    table = table_block(result.binding_table, ids, state.n, history.slot_of, counter)
+    cut = {i: _cut_block(blocks[i], t) for i, t in outcome.truncated.items()}
+    report = build_report(
+        ids,
+        result,
+        costs=outcome.costs,
+        graph=state.graph,
+        referents=state.index,
+        roots=roots,
+        lambda_pi=p.effective_lambda,
+        query=query,
+        texts=_Texts(blocks, history.slot_of, cut),
+        table_block=table,
+        over_budget=outcome.over_budget,
+        truncated={ids[i]: t for i, t in outcome.truncated.items()},
+    )
+    kept = result.retained.tolist()
+    sent = [cut.get(i) or blocks[i] for i in kept] + ([table.block] if table is not None else [])
+    return Selection(
+        messages=chat_messages(sent, copy=copied_json),
+        indices=kept,
+        ids=tuple(ids),
+        report=report,
+        used=int(result.used),
+        budget=int(result.budget),
+        over_budget=outcome.over_budget,
+        truncated={i: _detached_cut(t) for i, t in outcome.truncated.items()},
+    )
+
+
+def _cut_block(block: Block, cut: Truncation) -> Block:
+    return dataclasses.replace(block, text=cut.text, cost=cut.cost, meta={**block.meta, "message": cut.message})
+
+
+def _detached_cut(cut: Truncation) -> Truncation:
+    return dataclasses.replace(cut, message=copied_json(cut.message))
+
+
+class _Texts(Mapping[str, str]):
+    """Block id -> text of the first blocks of a history (cut texts instead where cut): the report's ``texts``."""
+
+    def __init__(self, blocks: list[Block], slot_of: Mapping[str, int], cut: Mapping[int, Block]) -> None:
+        self._blocks, self._slot_of, self._cut = blocks, slot_of, cut
+
+    def __getitem__(self, block_id: str) -> str:
+        slot = self._slot_of.get(block_id)
+        if slot is None or slot >= len(self._blocks):
+            raise KeyError(block_id)
+        return (self._cut.get(slot) or self._blocks[slot]).text
+
+    def __iter__(self) -> Iterator[str]:
+        return (block.id for block in self._blocks)
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+
+@dataclass(frozen=True)
+class _State:
+    """What a history's first ``n`` blocks give every call: the graph, the referent index, the
+    agent policy's working ages, the live roots without ``live`` and the default query."""
+
+    n: int
+    graph: DependencyGraph
+    index: ReferentIndex
+    ages: np.ndarray
+    roots: np.ndarray
+    query: str | None
+
+
+class _History:
+    """One chat history as the blocks ``add_messages`` would add (with the edges its induction
+    gives), with the arrays ``retain`` needs.
+
+    ``records`` are JSON copies of the input records, so that a later call is recognized
+    as this history grown; ``extend`` plans and checks each new record as ``add_messages``
+    does, and appends its block to arrays that grow by doubling (as in ``MemoryStore``).
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.planner = _Planner(counter)
+        self.records: list[Any] = []
+        self.blocks: list[Block] = []
+        self.ids: list[str] = []
+        self.slot_of: dict[str, int] = {}
+        self.cost = Growable(np.int64)
+        self.edges = Growable(np.int64, 2)
+        self.induced = InducedEdges()
+        self.referents = _Referents()
+        self.binds: list[dict[str, str]] = []
+        self.units = ChatUnits()
+        self.emb: Growable | None = None
+        self._state: _State | None = None
+
+    def matches(self, records: list[Any]) -> bool:
+        """True if ``records`` begin with this history's records (by value)."""
+        k = len(self.records)
+        return len(records) >= k and records[:k] == self.records
+
+    def extend(self, records: list[Any]) -> None:
+        """Plan and append the records after the ones already here."""
+        for k in range(len(self.records), len(records)):
+            record, where = records[k], f"message {k}"
+            kwargs = self.planner.plan(record, where)
+            induce = kwargs.pop("induce")
+            try:
+                block = checked_block(seq=k, known=self.slot_of, counter=self.counter, **kwargs)
+            except (TypeError, ValueError) as exc:
+                raise SessionError(str(exc), where) from None
+            self.records.append(_snapshot(record))
+            if induce:  # as MemoryStore.add(..., induce=True) would
+                self.induced.observe(k, block, {self.slot_of[d] for d in block.depends_on})
+            self._append(block)
+
+    def _append(self, block: Block) -> None:
+        slot = len(self.blocks)
+        self.blocks.append(block)
+        self.ids.append(block.id)
+        self.slot_of[block.id] = slot
+        self.cost.append(block.cost)
+        for prerequisite in block.depends_on:
+            self.edges.append((slot, self.slot_of[prerequisite]))
+        self.binds.append(block.binds)
+        self.referents.append(slot, block.uses, block.binds)
+        self.units.add(block)
+
+    def embeddings(self, rows: CachedEncoder) -> np.ndarray:
+        """The (n, d) rows of every block, encoding only blocks added since the last call."""
+        done = 0 if self.emb is None else self.emb.n
+        if done < len(self.blocks):
+            dimension = None if self.emb is None else self.emb.view().shape[1]
+            new = encoded(rows.encode, [b.text for b in self.blocks[done:]], "encoder(text)", dimension)
+            if self.emb is None:
+                self.emb = Growable(np.float64, new.shape[1])
+            for row in new:
+                self.emb.append(row)
+        return self.emb.view() if self.emb is not None else np.empty((0, 1))
+
+    def state(self) -> _State:
+        """The ``_State`` of all blocks (rebuilt only when blocks were added)."""
+        n = len(self.blocks)
+        if self._state is None or self._state.n != n:
+            slots = np.arange(n, dtype=np.int64)
+            index = self.referents.active_index(slots, slots, np.ones(n, dtype=np.bool_), self.binds)
+            graph = DependencyGraph.from_edges(n, self.induced.with_declared(self.edges.view()))
+            turn = self.units.turn_start
+            query = self.blocks[turn].text if turn is not None else None
+            self._state = _State(n, graph, index, self.units.ages(), self._root_slots(self.units.live_roots()), query)
+        return self._state
+
+    def roots(self, live: Sequence[int]) -> np.ndarray:
+        """The live roots with the messages at positions ``live`` added (``messages.live_roots``)."""
+        if isinstance(live, (str, bytes)) or not isinstance(live, Sequence):
+            raise TypeError(f"live must be a sequence of message positions, got {type(live).__name__}")
+        n = len(self.blocks)
+        for k in live:
+            if not is_integer_scalar(k) or not 0 <= int(k) < n:
+                raise ValueError(f"live must hold message positions in [0, {n}), got {k!r}")
+        if not live:
+            return self.state().roots
+        return self._root_slots(self.units.live_roots([self.ids[int(k)] for k in live]))
+
+    def _root_slots(self, ids: list[str]) -> np.ndarray:
+        return np.array(sorted(self.slot_of[i] for i in ids), dtype=np.int64)
+
+
+def _snapshot(record: Any) -> Any:
+    """A copy of a valid record (its dicts and lists copied, like decoded JSON), to compare later calls with."""
+    return copied_json(record)

@@ -1,0 +1,22 @@
+"""The ``dsgc_fast.select`` call that the stateless adapters share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..history import Selection, select
+from ..messages import message_text
+
+
+def select_history(chat: Sequence[Mapping[str, Any]], budget: int, *, query: Any = None, **options: Any) -> Selection:
+    """``select(chat, budget, query=query, **options)``, never empty for a non-empty ``chat``.
+
+    Without a user message (and without ``query``), the newest message is the query and a
+    live root, as the newest user turn is otherwise; with ``on_over_budget`` other than
+    ``"raise"`` the live roots are always sent.
+    """
+    if query is None and chat and not any(m.get("role") == "user" for m in chat):
+        query = message_text(chat[-1])
+        options["live"] = [*options.get("live", ()), len(chat) - 1]
+    return select(chat, budget, query=query, **options)
