@@ -24,8 +24,9 @@ ALL_IDS = [f"t{k:02d}" for k in range(1, 20)]
 # on the account, age 1, 55 tokens) gets working-set support and is kept first; then t10 (16).
 KEPT_140 = ["t01", "t10", "t12", "t13", "t14", "t19"]
 # the paper's dsgc: t16 (rank 2) and t10 fit; the t13+t14 unit (rank 4, 55 tokens) and the
-# t03+t04 unit (52) do not; t18 and t11 fill it to 133.
-KEPT_140_PAPER = ["t01", "t10", "t11", "t12", "t16", "t18", "t19"]
+# t03+t04 unit (52) do not; t02, lifted by the induced step -> user-message edge t03 -> t02 (the
+# call repeats merchant M-2207), and t18 fill it to 140.
+KEPT_140_PAPER = ["t01", "t02", "t10", "t12", "t16", "t18", "t19"]
 # budget 60 in the paper's whitespace tokens (--tokenizer whitespace): roots and t12 cost 39, both
 # tool units follow (t13+t14 10, t03+t04 9).
 KEPT_60_WHITESPACE = ["t01", "t03", "t04", "t12", "t13", "t14", "t19"]
@@ -54,9 +55,10 @@ def test_retain_json_with_the_paper_rule(capsys):
     assert code == 0 and err == ""
     data = json.loads(out)
     assert data["kept"] == KEPT_140_PAPER and data["evicted"] == [i for i in ALL_IDS if i not in KEPT_140_PAPER]
-    assert data["used"] == 133 and data["policy"] == "dsgc" and data["query"] == "Did that account clear KYC?"
+    assert data["used"] == 140 and data["policy"] == "dsgc" and data["query"] == "Did that account clear KYC?"
     why = {d["id"]: d for d in data["decisions"]}
     assert why["t12"]["reason"] == "kept_pinned" and why["t12"]["chain"] == [["t19", "that account"]]
+    assert why["t02"]["reason"] == "kept_relevance" and why["t02"]["support_from"] == [["t03", why["t03"]["relevance"]]]
     assert why["t03"]["reason"] == "skipped_no_fit" and why["t03"]["unit"] == ["t04"] and why["t03"]["unit_cost"] == 52
     assert why["t13"]["reason"] == "skipped_no_fit" and why["t13"]["unit"] == ["t14"] and why["t13"]["unit_cost"] == 55
 
@@ -74,14 +76,14 @@ def test_retain_table_is_readable(capsys, monkeypatch):
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     code, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "140", "--policy", "dsgc")
     lines = out.splitlines()
-    assert code == 0 and lines[0] == "policy dsgc, budget 140, used 133: kept 7 of 19 blocks, evicted 12"
+    assert code == 0 and lines[0] == "policy dsgc, budget 140, used 140: kept 7 of 19 blocks, evicted 12"
     assert lines[2].split() == ["id", "decision", "rank", "cost", "score", "relevance", "support", "text", "why"]
     rows = {line.split()[0]: line for line in lines[4:] if line.strip()}
     assert sorted(rows) == ALL_IDS
     assert rows["t12"].split()[1] == "kept" and rows["t12"].endswith("kept: pinned through t19 -uses 'that account'-> t12")
     assert "Urgent one: account 8841-C" in rows["t12"]
     assert rows["t19"].endswith("kept: live root (pinned)")
-    assert rows["t13"].endswith("evicted: did not fit the budget (rank 4, cost 55 with its closure t14; 7 tokens left unused)")
+    assert rows["t13"].endswith("evicted: did not fit the budget (rank 4, cost 55 with its closure t14)")
 
 
 def test_explain_prints_score_parts_and_chains(capsys):

@@ -22,7 +22,7 @@ import dsgc_ref
 from dsgc_fast import MemoryStore
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.induction import induce_messages, message_texts
-from dsgc_fast.messages import add_messages, compact_messages, current_turn, tool_unit, working_ages
+from dsgc_fast.messages import add_messages, compact_messages, current_turn, live_roots, working_ages
 from dsgc_ref.contract import ReferentEvictionError
 
 from ._cases import assert_same, examples, to_lists
@@ -87,10 +87,9 @@ def store_inputs(store: MemoryStore) -> tuple[list[str], dict]:
     declared = [(at[b.id], at[d]) for b in blocks for d in b.depends_on]
     induced = [(at[j], at[i]) for j, i in store.induced_edges()]
     ages = working_ages(blocks)
-    roots = [b.id for b in current_turn(store)] + [b.id for b in blocks if b.pinned]
-    live = sorted({at[m] for root in roots for m in tool_unit(store, root)})
+    live = sorted(at[block_id] for block_id in live_roots(blocks))
     args = {
-        "q": ENCODER.encode([current_turn(store)[0].text])[0],
+        "q": ENCODER.encode([current_turn(blocks)[0].text])[0],
         "embs": np.array([b.embedding for b in blocks]),
         "costs": np.array([b.cost for b in blocks], dtype=np.int64),
         "edges": np.array(declared + induced, dtype=np.int64).reshape(-1, 2),
@@ -105,7 +104,7 @@ def store_inputs(store: MemoryStore) -> tuple[list[str], dict]:
 @given(messages=sessions(), fraction=st.sampled_from([0.1, 0.25, 0.5, 1.0]), policy=st.sampled_from(["agent", "dsgc"]))
 @settings(max_examples=examples(2))
 def test_engines_agree_on_the_store_induced_inputs(messages, fraction, policy):
-    with MemoryStore(encoder=ENCODER) as store:
+    with MemoryStore(encoder=ENCODER, tokenizer="whitespace") as store:
         add_messages(store, messages)
         ids, args = store_inputs(store)
         budget = int(args["costs"].sum() * fraction)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from dsgc_fast import MemoryStore
+from dsgc_fast import MemoryStore, SelectCache, select
 from dsgc_fast.induction import DESCRIPTION_WINDOW, induce_messages, induce_referents, key_noun, trace_edges
-from dsgc_fast.messages import add_messages
+from dsgc_fast.messages import add_messages, compact_messages, remove_messages
 
 
 def call(call_id: str, function: str, **arguments) -> dict:
@@ -174,3 +174,47 @@ def test_retracted_induced_edges_leave_the_store(tmp_path):
         assert support > 0 == store.compact("PRJ-9 status?", budget=1000).decisions["intro"].propagated
     with MemoryStore(archive=path) as reopened:
         assert reopened.induced_edges() == []
+
+
+def test_select_induces_as_the_store_path():
+    """``select`` decides as ``add_messages`` + ``compact_messages``, induced edges included."""
+    messages = [
+        user("Merchant M-2207 says the payout is late."),
+        step("a", "check_payout_status", merchant="M-2207"),
+        result("a", payout="scheduled"),
+        user("Thanks. Any news on KYC for sole traders?"),
+    ]
+    with MemoryStore(tokenizer="whitespace") as store:
+        add_messages(store, messages)
+        want = compact_messages(store, 20, policy="dsgc").to_dict()
+    got = select(messages, 20, policy="dsgc", tokenizer="whitespace", cache=SelectCache()).report.to_dict()
+    want.pop("compaction"), got.pop("compaction")
+    assert got == want
+    assert {d["id"]: d for d in got["decisions"]}["m0"]["support_from"][0][0] == "m1"  # step -> user message
+
+
+def test_deleted_blocks_leave_induction():
+    """A step links to the newest result holding its value; once that result is deleted it
+    links to the older one, as if the store had never held the deleted one."""
+    messages = [step("a", "find"), result("a", order_id=55120), step("b", "find"), result("b", order_id=55120),
+                step("c", "cancel_order", order_id=55120)]  # fmt: skip
+    with MemoryStore() as store:
+        ids = add_messages(store, messages)
+        assert (ids[4], ids[3]) in store.induced_edges()
+        remove_messages(store, ids[2])  # the second lookup, call and result
+        assert store.induced_edges() == [(ids[4], ids[1])]
+
+
+def test_a_cut_tool_result_is_induced_from_its_original_when_reopened(tmp_path):
+    notes = " ".join(f"line {k} of the order history" for k in range(60))
+    messages = [user("Find my order and cancel it."), step("a", "get_order"), result("a", notes=notes, order_id=55120),
+                step("b", "cancel_order", order_id=55120)]  # fmt: skip
+    path = tmp_path / "cut.sqlite"
+    with MemoryStore(archive=path, tokenizer="whitespace") as store:
+        ids = add_messages(store, messages)
+        induced = store.induced_edges()
+        assert (ids[3], ids[2]) in induced
+        report = compact_messages(store, 40, on_over_budget="truncate")
+        assert ids[2] in report.truncated
+    with MemoryStore(archive=path, tokenizer="whitespace") as reopened:
+        assert reopened.induced_edges() == induced

@@ -14,9 +14,10 @@ prerequisite) slots that compaction reads together with the declared edges, and 
 later block may take back (a key turning into a hub withdraws its edges,
 ``BlockInduction.retracted``).  They are derived data, never written to the archive: the
 archive keeps every block as it was added, with ``meta["induced"] = true`` marking the
-induced ones, and opening a store reads those again, in order (deleted blocks included),
-which gives the same set.  An edge the block declares is not added twice; an edge to a block
-that is not active (archived, deleted) is left out of compaction with the block.
+induced ones, and opening a store reads those again, in order, which gives the same set.
+Deleted blocks are not read: deleting induced blocks reads the others again, so that the
+edges are those of a store that never held them.  An edge the block declares is not added
+twice; an edge to an archived block is left out of compaction with the block.
 """
 
 from __future__ import annotations
@@ -79,6 +80,11 @@ class InducedEdges:
             row = self._row.pop((self._slots[j], self._slots[i]), None)
             if row is not None:
                 self._live.view()[row] = False
+
+    @property
+    def blocks(self) -> int:
+        """The number of blocks read."""
+        return len(self._slots)
 
     def live(self) -> np.ndarray:
         """The induced edges in force, (E, 2) int64 ``(dependent slot, prerequisite slot)``."""

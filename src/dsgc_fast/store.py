@@ -217,7 +217,7 @@ class MemoryStore:
         try:
             for block, table in self._archive.all_blocks():
                 _check_stored(block, len(self._ids), self._slot_of, self.dimension)
-                if is_induced(block.meta):  # the same reading as when it was added: its edges again
+                if table != "deleted" and is_induced(block.meta):  # the reading of ``add``: its edges again
                     self._induce(block)
                 self._append(block, block.embedding, active=table == "active", deleted=table == "deleted")
         except (ValueError, sqlite3.DatabaseError) as exc:
@@ -779,6 +779,8 @@ class MemoryStore:
                 del self._newest_binder[referent], self._binder_slots[referent]
             else:
                 self._newest_binder[referent] = binder
+        if self._induced.blocks:  # induction forgets deleted blocks: read the others again
+            self._rebuild()
         return [self._ids[s] for s in slots]
 
     # -- whole store --------------------------------------------------------------------
