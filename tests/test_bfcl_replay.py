@@ -69,15 +69,15 @@ def test_positional_arguments_are_named():
 
 
 def test_prototypes_reproduce_the_store_and_units_stay_whole(transcripts):
-    """unit-max is the store with the paper's rule, (R) the store default (the agent policy)."""
+    """unit-max is the store with the paper's rule, (R) the agent policy without induction."""
     emb = Embeddings(CachedEncoder(make_encoder("lexical")))
     points = [p for tr in transcripts for p in transcript_points(tr)]
     store_like, rules = CANDIDATES["unit-max (store-like)"], baselines()
     for p in points:
         budget = p.budget(0.25)
         assert np.array_equal(store_like(p, emb, budget).retained, rules["store-dsgc"](p, emb, budget).retained)
-        assert np.array_equal(RECOMMENDED(p, emb, budget).retained, rules["store-default"](p, emb, budget).retained)
-        for policy in (RECOMMENDED, rules["store-recency"], rules["store-annotated"]):
+        assert np.array_equal(RECOMMENDED(p, emb, budget).retained, rules["store-no-induction"](p, emb, budget).retained)
+        for policy in (RECOMMENDED, rules["store-default"], rules["store-recency"], rules["store-annotated"]):
             got = score(p, policy(p, emb, budget), budget)
             assert got.broken == 0 and got.used <= budget
 
