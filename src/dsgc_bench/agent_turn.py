@@ -139,3 +139,28 @@ def _texts(history: Sequence[dict[str, Any]]) -> list[str]:
     from dsgc_fast.messages import message_text
 
     return [message_text(m) for m in history]
+
+
+def chain_store(n: int, d: int = 16, seed: int = 0) -> MemoryStore:
+    """A store of ``n`` blocks whose referents form one chain: block k binds r<k> and uses r<k-1> (cost 1 each)."""
+    embs = np.random.default_rng(seed).normal(size=(n, d))
+    store = MemoryStore()
+    with store.atomic():
+        for k in range(n):
+            store.add(f"step {k}", binds={f"r{k}": f"v{k}"}, uses=[f"r{k - 1}"] if k else [], embedding=embs[k], cost=1)
+    return store
+
+
+def chain_arrays(store: MemoryStore, live: Sequence[str]) -> dict[str, Any]:
+    """The arrays ``MemoryStore.compact`` hands ``retain`` for ``store`` with roots ``live`` (keyword arguments)."""
+    from dsgc_fast import ReferentIndex
+
+    blocks = store.blocks()
+    position = {b.id: k for k, b in enumerate(blocks)}
+    referents = ReferentIndex.from_lists([list(b.uses) for b in blocks], [dict(b.binds) for b in blocks])
+    return {
+        "block_embs": np.array([b.embedding for b in blocks]),
+        "costs": np.array([b.cost for b in blocks], dtype=np.int64),
+        "live": np.array(sorted(position[i] for i in live), dtype=np.int64),
+        "referents": referents,
+    }

@@ -345,8 +345,8 @@ def build_report(
     """
     decisions = _Decisions(_Facts(ids, result, costs, graph, referents, roots, lambda_pi, table_block))
     return CompactionReport(
-        kept=[ids[i] for i in result.retained.tolist()],
-        evicted=[ids[i] for i in result.evicted.tolist()],
+        kept=list(map(ids.__getitem__, result.retained.tolist())),
+        evicted=list(map(ids.__getitem__, result.evicted.tolist())),
         decisions=decisions,
         policy=result.policy,
         budget=result.budget,

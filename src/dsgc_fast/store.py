@@ -1282,12 +1282,21 @@ class _Referents:
         use_refs, indptr = gathered(self.use_ptr.view(), self.use_refs.view(), slots)
         bind_refs, bind_ptr = gathered(self.bind_ptr.view(), self.bind_refs.view(), slots)
         binder_of_link = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(bind_ptr))
-        touched, inverse = np.unique(np.concatenate([use_refs, bind_refs]), return_inverse=True)
+        touched, inverse = _relabeled(np.concatenate([use_refs, bind_refs]), len(self.names))
         binder = np.full(touched.shape[0], -1, dtype=np.int64)
         np.maximum.at(binder, inverse[use_refs.shape[0] :], binder_of_link)
         names = _Gather(self.names, touched)
         values = _LiveValues(binds, names, np.where(binder >= 0, slots[np.maximum(binder, 0)], -1))
         return ReferentIndex(slots.shape[0], indptr, inverse[: use_refs.shape[0]], binder, names, values)
+
+
+def _relabeled(ids: np.ndarray, n_ids: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(ids, return_inverse=True)`` for ids in [0, n_ids): by marking when the ids are dense, else by sorting."""
+    if ids.shape[0] * 16 < n_ids:
+        return np.unique(ids, return_inverse=True)
+    present = np.zeros(n_ids, dtype=np.bool_)
+    present[ids] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[ids]
 
 
 def gathered(ptr: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
