@@ -1287,7 +1287,7 @@ class _Referents:
         np.maximum.at(binder, inverse[use_refs.shape[0] :], binder_of_link)
         names = _Gather(self.names, touched)
         values = _LiveValues(binds, names, np.where(binder >= 0, slots[np.maximum(binder, 0)], -1))
-        return ReferentIndex(slots.shape[0], indptr, inverse[: use_refs.shape[0]], binder, names, values)
+        return ReferentIndex.built(int(slots.shape[0]), indptr, inverse[: use_refs.shape[0]], binder, names, values)
 
 
 def _relabeled(ids: np.ndarray, n_ids: int) -> tuple[np.ndarray, np.ndarray]:
