@@ -239,3 +239,17 @@ def test_adding_a_binding_never_evicts_a_block_that_was_kept(policy, seed):
             continue
         if before.binding_table is None and after.binding_table is None and before.mask[b]:
             assert after.mask[b], (seed, n, b)
+
+
+def test_array_index_memory_follows_the_links_not_the_largest_id():
+    # found by make fuzz: one use of referent id 5,693,036,335 allocated an array per possible id
+    big = 5_693_036_335
+    index = dsgc_fast.ReferentIndex.from_arrays(3, [0, 1, 1, 2], [big, big], [0], [big])
+    assert index.names == [big] and index.live_binder.tolist() == [0]
+    assert dsgc_fast.pin_closure([2], referents=index).tolist() == [0, 2]
+    with pytest.raises(ValueError, match=r"use_ids has a referent id out of range \[0, 10\)"):
+        dsgc_fast.ReferentIndex.from_arrays(1, [0, 1], [big], [], [], n_referents=10)
+    with pytest.raises(ValueError, match="use_ids has a referent id out of range"):
+        dsgc_fast.ReferentIndex.from_arrays(1, [0, 1], [-1], [], [])
+    named = dsgc_fast.ReferentIndex.from_arrays(2, [0, 0, 1], [3], [0], [3], values=["a", "b", "c", "d"])
+    assert named.names == [3] and named.values == ["d"]

@@ -531,7 +531,10 @@ class Archive:
             raise database_error(exc, source_path, not_a_store) from None
         finally:
             source.close()
-        self.upgrade()
+        try:
+            self.upgrade()  # on the copy: a damaged header can pass the source's checks and fail here
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise database_error(exc, source_path, not_a_store) from None
 
     def close(self) -> None:
         """Close the database and release the writer lock (idempotent)."""

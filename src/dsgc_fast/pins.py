@@ -168,27 +168,37 @@ class ReferentIndex:
         """The array form for large stores: uses as CSR, binds as parallel (block, referent id) arrays.
 
         The live binder of a referent is its binder latest in ``order``.  Referent ids must be
-        in [0, n_referents) (default: one more than the largest id seen).  The caller must
-        list each block's referents at most once in ``use_ids`` (duplicates are harmless).
+        in [0, n_referents) (default: one more than the largest id seen); ``values``, if given,
+        has one entry per id.  The caller must list each block's referents at most once in
+        ``use_ids`` (duplicates are harmless).
+
+        The index numbers the referents the arrays touch 0, 1, ... in id order and keeps the
+        caller's ids as their ``names``, so its memory grows with the links, never with the
+        largest id.
         """
         n = _validate.block_count(n)
         uses = _validate.integer_vector("use_ids", use_ids)
         blocks = _validate.indices("bind_blocks", bind_blocks, n)
         bound = _validate.integer_vector("bind_ids", bind_ids, blocks.shape[0])
-        seen_max = max(int(uses.max()) if uses.size else -1, int(bound.max()) if bound.size else -1)
-        m = seen_max + 1 if n_referents is None else _validate.block_count(n_referents, "n_referents")
-        if bound.size and (bound.min() < 0 or bound.max() >= m):
-            raise ValueError(f"bind_ids has a referent id out of range [0, {m})")
+        touched, local = np.unique(np.concatenate([uses, bound]), return_inverse=True)
+        m = int(touched[-1]) + 1 if touched.size else 0
+        if n_referents is not None:
+            m = _validate.block_count(n_referents, "n_referents")
+        for name, ids in (("use_ids", uses), ("bind_ids", bound)):
+            if ids.size and (ids.min() < 0 or ids.max() >= m):
+                raise ValueError(f"{name} has a referent id out of range [0, {m})")
+        if values is not None and len(values) != m:
+            raise ValueError(f"values has {len(values)} entries, expected {m} (one per referent id)")
+        names = touched.tolist()
+        vals = [values[x] for x in names] if values is not None else [None] * len(names)
+        local_uses, local_bound = local[: uses.shape[0]], local[uses.shape[0] :]
         pos = _positions(_validate.order(order, n))
-        binder = np.full(m, -1, dtype=np.int64)
+        binder = np.full(len(names), -1, dtype=np.int64)
         if blocks.size:
-            by = np.lexsort((pos[blocks], bound))  # by referent, then position: the last wins
-            last = np.r_[bound[by][1:] != bound[by][:-1], True]
-            binder[bound[by][last]] = blocks[by][last]
-        vals = list(values) if values is not None else [None] * m
-        if len(vals) != m:
-            raise ValueError(f"values has {len(vals)} entries, expected {m} (one per referent)")
-        return cls(n, use_indptr, uses, binder, list(range(m)), vals)
+            by = np.lexsort((pos[blocks], local_bound))  # by referent, then position: the last wins
+            last = np.r_[local_bound[by][1:] != local_bound[by][:-1], True]
+            binder[local_bound[by][last]] = blocks[by][last]
+        return cls(n, use_indptr, local_uses, binder, names, vals)
 
     @classmethod
     def empty(cls, n: int) -> ReferentIndex:
