@@ -69,7 +69,9 @@ def test_the_stores_chat_facts_compact_as_chat_units_do(seed):
         live = rng.sample(fast.ids(), 1) if rng.random() < 0.3 and fast.ids() else []
         over = rng.choice(["roots_only", "truncate"])
         policy = rng.choice(["agent", "agent", "dsgc", "recency"])
-        got = [compact_messages(store, budget, live=live, on_over_budget=over, policy=policy) for store in (fast, rules)]
+        got = [
+            compact_messages(store, budget, live=live, on_over_budget=over, policy=policy) for store in (fast, rules)
+        ]
         assert got[0].to_dict() == got[1].to_dict()
         assert fast.ids() == rules.ids() and fast.archived_ids() == rules.archived_ids()
         assert to_messages(fast) == to_messages(rules)

@@ -82,7 +82,9 @@ def minilm_table(count: int) -> None:
         encodes_s.append(t1 - t0)
         turns_s.append(t2 - t1)
         ratios.append((t2 - t1) / (t1 - t0))
-    print("| turns | messages per turn | encoder calls per turn | texts encoded per turn | one batched call (median) | turn (median) | turn / call (median) |")
+    print(
+        "| turns | messages per turn | encoder calls per turn | texts encoded per turn | one batched call (median) | turn (median) | turn / call (median) |"
+    )
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     n_msgs = np.mean([len(b) for b in session.batches[session.next - count : session.next]])
     print(

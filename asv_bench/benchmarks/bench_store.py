@@ -50,7 +50,7 @@ class AgentTurn:
             self.session.turn()
         return (self.session.encoder.calls - calls) / 20
 
-    track_encoder_calls_per_turn.unit = "calls"
+    track_encoder_calls_per_turn.unit = "calls"  # type: ignore[attr-defined]
 
 
 class ChainCompaction:

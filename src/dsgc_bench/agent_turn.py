@@ -98,12 +98,15 @@ class AgentSession:
     ) -> None:
         history = chat_history(archived + active + 4 * (timed + warm) + 10)
         batches = turns(history)
-        preload, k = [], 0
+        preload: list[dict[str, Any]] = []
+        k = 0
         while len(preload) < archived + active and k < len(batches):
             preload.extend(batches[k])
             k += 1
         self.batches = batches[k:]
-        self.encoder = CountingEncoder(encoder if encoder is not None else TableEncoder(LexicalEncoder(), _texts(history)))
+        self.encoder = CountingEncoder(
+            encoder if encoder is not None else TableEncoder(LexicalEncoder(), _texts(history))
+        )
         self.store = MemoryStore(self.encoder)
         costs = self._add(preload)
         self.budget = int(np.mean(costs) * active) if costs else 1_000

@@ -16,7 +16,7 @@ class Growable:
 
     def append(self, value: Any) -> None:
         if self.n == self._data.shape[0]:
-            grown = np.empty((2 * self.n,) + self._data.shape[1:], dtype=self._data.dtype)
+            grown = np.empty((2 * self.n, *self._data.shape[1:]), dtype=self._data.dtype)
             grown[: self.n] = self._data
             self._data = grown
         self._data[self.n] = value

@@ -381,7 +381,9 @@ class Archive:
                 (payload,),
             ).fetchall()
             if len(rows) != len(wanted):
-                raise ValueError(f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing")
+                raise ValueError(
+                    f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing"
+                )
             self._conn.execute(
                 f"INSERT INTO active ({_BLOCK_COLUMNS}) SELECT {_BLOCK_COLUMNS} FROM archive "
                 "WHERE seq IN (SELECT value FROM json_each(?))",
@@ -433,7 +435,10 @@ class Archive:
         """Deleted blocks (all, or these seqs) with their deletion, ordered by seq."""
         where, args = "", ()
         if seqs is not None:
-            where, args = "WHERE d.seq IN (SELECT value FROM json_each(?))", (json.dumps(sorted({int(s) for s in seqs})),)
+            where, args = (
+                "WHERE d.seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted({int(s) for s in seqs})),),
+            )
         rows = self._conn.execute(
             f"SELECT {_prefixed('d')}, d.deletion, x.operation, d.compaction, d.reason FROM deleted AS d "
             f"JOIN deletions AS x ON x.number = d.deletion {where} ORDER BY d.seq",
@@ -641,9 +646,13 @@ def check_schema(conn: sqlite3.Connection, origin: str) -> None:
     version = schema_version(conn)
     found, expected = _schema_objects(conn), _expected_objects(version or SCHEMA_VERSION)
     ours = {(kind, name) for kind, name, _, _ in expected}
-    foreign = sorted(f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours)
+    foreign = sorted(
+        f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours
+    )
     if foreign:
-        raise ValueError(f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}")
+        raise ValueError(
+            f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}"
+        )
     present = {(kind, name) for kind, name, _, _ in found}
     missing = sorted(name for kind, name, _, _ in expected if kind == "table" and (kind, name) not in present)
     if missing:

@@ -264,8 +264,17 @@ class CompactionReport:
             text = printable(" ".join(self.texts.get(d.id, "").split()))
             text = text if len(text) <= preview else text[: preview - 3] + "..."
             rows.append(
-                (printable(d.id), "kept" if d.kept else "evicted", str(d.rank), str(d.cost), f"{d.score:.4f}",
-                 f"{d.relevance:.4f}", f"{d.support:.4f}", text, d.why())
+                (
+                    printable(d.id),
+                    "kept" if d.kept else "evicted",
+                    str(d.rank),
+                    str(d.cost),
+                    f"{d.score:.4f}",
+                    f"{d.relevance:.4f}",
+                    f"{d.support:.4f}",
+                    text,
+                    d.why(),
+                )
             )
         widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(header)]
         right = {2, 3, 4, 5, 6}

@@ -267,7 +267,9 @@ def select(
             query = state.query
         embs = history.embeddings(cache.rows)
         dimension = embs.shape[1] if state.n else None
-        query_emb, query_text = query_embedding(query, lambda texts, name: encoded(cache.rows.encode, texts, name, dimension))
+        query_emb, query_text = query_embedding(
+            query, lambda texts, name: encoded(cache.rows.encode, texts, name, dimension)
+        )
         if not state.n:
             embs = np.empty((0, query_emb.shape[-1]))
         blocks = history.blocks[: state.n]

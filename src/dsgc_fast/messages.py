@@ -188,7 +188,8 @@ class _Planner:
             raise SessionError("expected a JSON object (a chat message or a block)", where)
         if record.get("role") != "tool" and self.open:
             raise SessionError(
-                f"tool call(s) {sorted(self.open)} still wait for their results: only tool messages may come next", where
+                f"tool call(s) {sorted(self.open)} still wait for their results: only tool messages may come next",
+                where,
             )
         if "role" in record:
             kwargs = self.message(record, where)
@@ -197,7 +198,9 @@ class _Planner:
         block_id = kwargs["id"]
         if self.known(block_id):
             first = self.first_seen.get(block_id)
-            raise SessionError(f"duplicate block id {block_id!r} (already {'on ' + first if first else 'in the store'})", where)
+            raise SessionError(
+                f"duplicate block id {block_id!r} (already {'on ' + first if first else 'in the store'})", where
+            )
         for prerequisite in kwargs["depends_on"]:
             if not self.known(prerequisite):
                 raise SessionError(f"unknown dependency id {prerequisite!r}", where)
@@ -299,7 +302,9 @@ def _json_copy(message: dict[str, Any], where: str | None) -> dict[str, Any]:
     except RecursionError:
         raise SessionError("the message is nested too deeply", where) from None
     except (TypeError, ValueError) as exc:
-        raise SessionError(str(exc) if isinstance(exc, ValueError) else f"the message is not JSON: {exc}", where) from None
+        raise SessionError(
+            str(exc) if isinstance(exc, ValueError) else f"the message is not JSON: {exc}", where
+        ) from None
     return copied
 
 
@@ -349,17 +354,27 @@ def _annotation_kwargs(record: Mapping[str, Any], where: str | None) -> dict[str
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise SessionError(f"{name} must be a list of non-empty strings", where)
     binds = record.get("binds", {})
-    if not isinstance(binds, Mapping) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in binds.items()):
+    if not isinstance(binds, Mapping) or not all(
+        isinstance(k, str) and k and isinstance(v, str) for k, v in binds.items()
+    ):
         raise SessionError("binds must be an object mapping referent names to string values", where)
     reserved = sorted(k for k in binds if k.startswith((_CALL, _RESULT)))
     if reserved:
         raise SessionError(
-            f"binds may not name {reserved[0]!r}: the {_CALL!r}/{_RESULT!r} referents tie tool calls to their results", where
+            f"binds may not name {reserved[0]!r}: the {_CALL!r}/{_RESULT!r} referents tie tool calls to their results",
+            where,
         )
     pinned = record.get("pinned")
     if pinned is not None and not isinstance(pinned, bool):
         raise SessionError(f"pinned must be true or false, got {pinned!r}", where)
-    return {"id": block_id, "depends_on": depends_on, "uses": uses, "binds": binds, "pinned": pinned, "cost": record.get("cost")}
+    return {
+        "id": block_id,
+        "depends_on": depends_on,
+        "uses": uses,
+        "binds": binds,
+        "pinned": pinned,
+        "cost": record.get("cost"),
+    }
 
 
 def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str, str]]:
@@ -382,7 +397,9 @@ def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str
     return out
 
 
-def plan_records(store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, complete: bool = False) -> list[dict[str, Any]]:
+def plan_records(
+    store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, complete: bool = False
+) -> list[dict[str, Any]]:
     """The ``MemoryStore.add`` arguments of ``(where, record)`` pairs after ``store``'s blocks, every record checked.
 
     Checks ids, dependencies, tool-call pairing and roles; with ``complete``, also that no
@@ -414,7 +431,9 @@ def add_records(
     if embeddings is not None:
         vectors = _validate._numeric_array("embeddings", embeddings)
         if vectors.ndim != 2 or vectors.shape[0] != len(plans):
-            raise ValueError(f"embeddings must be an ({len(plans)}, d) array, one row per record, got shape {vectors.shape}")
+            raise ValueError(
+                f"embeddings must be an ({len(plans)}, d) array, one row per record, got shape {vectors.shape}"
+            )
         for (_, kwargs), vector in zip(plans, vectors):
             kwargs["embedding"] = vector
     unembedded = [(where, kwargs) for where, kwargs in plans if kwargs.get("embedding") is None]
@@ -608,7 +627,9 @@ def compact_messages(
             raise ValueError("query is required: the store has no user message to use as the query")
         query = units.blocks[units.turn_start].text
     ages = {units.ids[k]: int(age) for k, age in enumerate(units.ages().tolist()) if age}
-    return store.compact(query, budget, live=units.live_roots(live), ages=ages, on_over_budget=on_over_budget, **options)
+    return store.compact(
+        query, budget, live=units.live_roots(live), ages=ages, on_over_budget=on_over_budget, **options
+    )
 
 
 # -- blocks -> messages -------------------------------------------------------------------
@@ -656,7 +677,9 @@ def check_messages(messages: Sequence[Mapping[str, Any]]) -> None:
         if message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             if call_id not in pending:
-                raise ValueError(f"messages[{k}] is a tool result for call {call_id!r} with no open assistant tool call")
+                raise ValueError(
+                    f"messages[{k}] is a tool result for call {call_id!r} with no open assistant tool call"
+                )
             pending.discard(call_id)
             continue
         if pending:

@@ -74,7 +74,9 @@ class ReferentIndex:
         binder.flags.writeable = False
         indptr, ids = _validate.csr("use", self.use_indptr, self.use_ids, n, m)
         if len(self.names) != m or len(self.values) != m:
-            raise ValueError(f"names and values need one entry per referent ({m}), got {len(self.names)} and {len(self.values)}")
+            raise ValueError(
+                f"names and values need one entry per referent ({m}), got {len(self.names)} and {len(self.values)}"
+            )
         for name, value in (("n", n), ("live_binder", binder), ("use_indptr", indptr), ("use_ids", ids)):
             object.__setattr__(self, name, value)
         self._derive_needs()

@@ -156,7 +156,6 @@ class MemoryStore:
         """The ``TokenCounter`` that gives block costs (the ``tokenizer`` option, resolved)."""
         return self._counter
 
-
     def _resume(self) -> None:
         """Rebuild from the database and record the encoder; on any error close the database.
 
@@ -486,7 +485,8 @@ class MemoryStore:
         archive) and the seq to continue from.  The cost grows with the blocks skipped and
         returned, not with the store.
         """
-        deleted, slots = self._deleted.view(), []
+        deleted = self._deleted.view()
+        slots: list[int] = []
         while end > 0 and len(slots) < count:
             start = max(0, end - 4 * count)
             found = start + np.flatnonzero(~deleted[start:end])[::-1]
@@ -611,7 +611,9 @@ class MemoryStore:
         slots = self._active_slots()
         roots = self._live_roots(slots, live)
         working = self._local_ages(slots, ages) if ages is not None and p.policy == "agent" else None
-        return self._compact(p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget)
+        return self._compact(
+            p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget
+        )
 
     @_serialized
     def _compact_turn(
@@ -637,7 +639,9 @@ class MemoryStore:
         query_emb, query_text = self._query(query)
         roots = self._turn_roots(slots, turn, live)
         working = ages if p.policy == "agent" else None
-        return self._compact(p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget)
+        return self._compact(
+            p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget
+        )
 
     def _turn_roots(self, slots: np.ndarray, turn: int | None, live: Iterable[str]) -> np.ndarray:
         """Local indices of the pinned blocks, the turn from position ``turn`` and ``live``, with their tool-call units."""
@@ -852,7 +856,9 @@ class MemoryStore:
         _check_flag("recall", recall)
         queries = np.atleast_2d(self._query(query)[0])
         if queries.ndim != 2 or queries.shape[0] == 0:
-            raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {queries.shape}")
+            raise ValueError(
+                f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {queries.shape}"
+            )
         if self.dimension is not None and queries.shape[1] != self.dimension:
             raise ValueError(f"query has d = {queries.shape[1]}, but the store's blocks have d = {self.dimension}")
         if not np.isfinite(queries).all():
@@ -864,7 +870,10 @@ class MemoryStore:
         best = similarity.max(axis=0)
         top = np.argsort(-best, kind="stable")[: int(k)]
         found = {a.block.seq: a for a in self._archive.archived(slots[top])}
-        hits = [SearchHit(found[s].block, float(best[j]), found[s].compaction, found[s].reason) for j, s in zip(top, slots[top])]
+        hits = [
+            SearchHit(found[s].block, float(best[j]), found[s].compaction, found[s].reason)
+            for j, s in zip(top, slots[top])
+        ]
         if recall:
             self.recall([hit.block.id for hit in hits])
         return hits
@@ -1205,8 +1214,6 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
         raise TypeError(f"meta must be JSON-serializable: {exc}") from None
     check_nesting("meta", decoded)
     return decoded
-
-
 
 
 class _Texts(Mapping[str, str]):
