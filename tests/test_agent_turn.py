@@ -114,3 +114,13 @@ def test_the_active_slots_follow_adds_evictions_recalls_and_deletions():
         if k % 11 == 5:
             remove_messages(store, store.ids()[-1])
         assert np.array_equal(store._active_slots(), np.flatnonzero(store._active.view()))
+
+
+def test_the_newest_first_walk_reads_active_archived_and_skips_deleted_blocks():
+    from dsgc_fast.messages import _newest_first
+
+    session = AgentSession(archived=200, warm=5)
+    store = session.store
+    store.delete(store.archived_ids()[5:40] + store.ids()[2:4])
+    expected = sorted(store.ids() + store.archived_ids(), key=lambda i: -store.get(i).seq)
+    assert [block.id for block in _newest_first(store)] == expected

@@ -18,8 +18,12 @@ the next newest binder becomes live and, if archived, returns to the active set 
 transaction.  ``search`` ranks the archive by similarity to a query and can recall the hits.
 
 Per-block data lives in append-only arrays that grow by doubling (embeddings, costs, flags,
-the edge list), so ``add`` is amortized O(1); ``compact`` gathers the active rows and remaps
-the edge list with vectorized indexing, O(N + E), and never rebuilds anything per turn.
+each block's prerequisites and referent links as per-block ranges), so ``add`` is amortized
+O(1); ``compact`` gathers the active blocks' rows and ranges with vectorized indexing, in
+O(active blocks + their links) whatever the archive holds, and never rebuilds anything per
+turn.  The store remembers the rows of the texts it encoded last (``RECENT_TEXTS``), so a
+batch encoded in one call (``messages.add_messages``) and a query that repeats a block's text
+cost no second encoder call.
 
 A store may be used from any thread: every method holds the store's lock, so calls from
 several threads run one at a time (an ``atomic()`` group holds it to its end).  A file
@@ -481,21 +485,31 @@ class MemoryStore:
     def _older_blocks(self, end: int, count: int) -> tuple[list[Block], int]:
         """Up to ``count`` of the newest blocks older than seq ``end`` that are not deleted, newest first.
 
-        Returns them (active ones as the store holds them, archived ones read from the
-        archive) and the seq to continue from.  The cost grows with the blocks skipped and
+        Returns them (active ones as the store holds them) and the seq to continue from.  An
+        archived block is read from the archive only when it comes first, alone, so a walk
+        that stops before it never reads it.  The cost grows with the blocks skipped and
         returned, not with the store.
         """
-        deleted = self._deleted.view()
-        slots: list[int] = []
-        while end > 0 and len(slots) < count:
+        deleted, out = self._deleted.view(), []
+        while end > 0:
             start = max(0, end - 4 * count)
-            found = start + np.flatnonzero(~deleted[start:end])[::-1]
-            take = found[: count - len(slots)].tolist()
-            slots.extend(take)
-            end = take[-1] if len(slots) == count else start
-        stored = [s for s in slots if s not in self._active_blocks]
-        archived = {a.block.seq: a.block for a in self._archive.archived(stored)} if stored else {}
-        return [self._active_blocks.get(s) or archived[s] for s in slots], end
+            for slot in (start + np.flatnonzero(~deleted[start:end]))[::-1].tolist():
+                block = self._active_blocks.get(slot)
+                if block is None:
+                    if out:
+                        return out, slot + 1
+                    return [self._archived_block(slot)], slot
+                out.append(block)
+                if len(out) == count:
+                    return out, slot
+            end = start
+        return out, 0
+
+    def _archived_block(self, slot: int) -> Block:
+        found = self._archive.archived([slot])
+        if not found:
+            raise ValueError(f"archive {self._archive.origin!r} is corrupt: archived block {self._ids[slot]!r} is missing")
+        return found[0].block
 
     @_serialized
     def has(self, block_id: str) -> bool:
@@ -511,10 +525,7 @@ class MemoryStore:
         slot = self._slot(block_id, deleted_ok=False)
         if slot in self._active_blocks:
             return self._with_embedding(slot)
-        found = self._archive.archived([slot])
-        if not found:
-            raise ValueError(f"archive {self._archive.origin!r} is corrupt: archived block {block_id!r} is missing")
-        return found[0].block
+        return self._archived_block(slot)
 
     @_serialized
     def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
