@@ -7,9 +7,10 @@
 
 turn     ``dsgc_bench.agent_turn.AgentSession``: ``add_messages`` of the turn's new messages,
          ``compact_messages``, ``to_messages``, with the budget of about 150 active blocks and an
-         encoder that looks rows up (``TableEncoder``: no encoding cost).  The median of each step
-         and of the whole turn over ``--turns`` turns, after the history before them (``--archived``
-         blocks or so) was added in one batch and compacted once.
+         encoder that looks rows up (``TableEncoder``: no encoding cost).  One session per
+         ``--archived`` size (the history before the timed turns, added in one batch and compacted
+         once), their turns interleaved; the median of each step and of the whole turn over
+         ``--turns`` turns.
 minilm   the same turns with all-MiniLM-L6-v2 (``SentenceEncoder``, nothing cached), each beside one
          call of a second instance of the encoder over the turn's new texts (the messages' texts,
          in one batch), interleaved; the median of turn / encoder-call and the encoder calls and
@@ -37,12 +38,11 @@ def _ms(seconds: float) -> str:
 
 
 def turn_table(archived: list[int], count: int) -> None:
-    print("| archived blocks | active blocks | add_messages | compact_messages | to_messages | turn (median) |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
-    for target in archived:
-        session = AgentSession(archived=target, timed=count)
-        steps: dict[str, list[float]] = {"add": [], "compact": [], "send": [], "turn": []}
-        for _ in range(count):
+    """The steps of ``count`` turns of each session, the sessions' turns interleaved (one turn each in turn)."""
+    sessions = [AgentSession(archived=target, timed=count) for target in archived]
+    steps = [{"add": [], "compact": [], "send": [], "turn": []} for _ in sessions]
+    for _ in range(count):
+        for session, times in zip(sessions, steps):
             batch = session.batches[session.next]
             session.next += 1
             t0 = time.perf_counter()
@@ -52,10 +52,13 @@ def turn_table(archived: list[int], count: int) -> None:
             t2 = time.perf_counter()
             to_messages(session.store)
             t3 = time.perf_counter()
-            for name, dt in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):
-                steps[name].append(dt)
+            for name, dt in zip(times, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):
+                times[name].append(dt)
+    print("| archived blocks | active blocks | add_messages | compact_messages | to_messages | turn (median) |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for session, times in zip(sessions, steps):
         store = session.store
-        med = {k: float(np.median(v)) for k, v in steps.items()}
+        med = {k: float(np.median(v)) for k, v in times.items()}
         print(
             f"| {store.total - len(store):,} | {len(store)} | {_ms(med['add'])} | {_ms(med['compact'])} "
             f"| {_ms(med['send'])} | {_ms(med['turn'])} |"

@@ -508,7 +508,9 @@ class MemoryStore:
     def _archived_block(self, slot: int) -> Block:
         found = self._archive.archived([slot])
         if not found:
-            raise ValueError(f"archive {self._archive.origin!r} is corrupt: archived block {self._ids[slot]!r} is missing")
+            raise ValueError(
+                f"archive {self._archive.origin!r} is corrupt: archived block {self._ids[slot]!r} is missing"
+            )
         return found[0].block
 
     @_serialized
