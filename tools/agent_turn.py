@@ -40,7 +40,7 @@ def _ms(seconds: float) -> str:
 def turn_table(archived: list[int], count: int) -> None:
     """The steps of ``count`` turns of each session, the sessions' turns interleaved (one turn each in turn)."""
     sessions = [AgentSession(archived=target, timed=count) for target in archived]
-    steps = [{"add": [], "compact": [], "send": [], "turn": []} for _ in sessions]
+    steps: list[dict[str, list[float]]] = [{"add": [], "compact": [], "send": [], "turn": []} for _ in sessions]
     for _ in range(count):
         for session, times in zip(sessions, steps):
             batch = session.batches[session.next]

@@ -490,7 +490,8 @@ class MemoryStore:
         that stops before it never reads it.  The cost grows with the blocks skipped and
         returned, not with the store.
         """
-        deleted, out = self._deleted.view(), []
+        deleted = self._deleted.view()
+        out: list[Block] = []
         while end > 0:
             start = max(0, end - 4 * count)
             for slot in (start + np.flatnonzero(~deleted[start:end]))[::-1].tolist():
