@@ -130,14 +130,14 @@ class Block:
         """
         return dataclasses.replace(self, binds=dict(self.binds), meta=copied_json(self.meta), embedding=embedding)
 
-    def to_row(self) -> tuple:
-        """The block as a row of the ``active``/``archive`` tables."""
+    def to_row(self, embedding: np.ndarray | None = None) -> tuple:
+        """The block as a row of the ``active``/``archive`` tables, with ``embedding`` (default: its own)."""
         return (
             self.seq,
             self.id,
             self.text,
             self.cost,
-            np.ascontiguousarray(self.embedding, dtype="<f8").tobytes(),
+            np.ascontiguousarray(self.embedding if embedding is None else embedding, dtype="<f8").tobytes(),
             json.dumps(list(self.depends_on)),
             json.dumps(self.binds),
             json.dumps(list(self.uses)),
@@ -171,9 +171,9 @@ class Block:
 def copied_json(value: Any) -> Any:
     """A deep copy of decoded JSON data (dicts, lists, scalars)."""
     if isinstance(value, dict):
-        return {k: copied_json(v) for k, v in value.items()}
+        return {k: v if type(v) is str else copied_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [copied_json(v) for v in value]
+        return [v if type(v) is str else copied_json(v) for v in value]
     return value
 
 
@@ -332,9 +332,15 @@ class Archive:
         self._conn.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
 
     # -- blocks -------------------------------------------------------------------------
-    def insert_active(self, block: Block) -> None:
-        """Write a new active block (raises ``sqlite3.IntegrityError`` on a duplicate id)."""
-        self._conn.execute(f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", block.to_row())
+    def insert_active(self, blocks: Iterable[tuple[Block, np.ndarray | None]]) -> None:
+        """Write new active ``(block, embedding)`` pairs in one statement (None: the block's own embedding).
+
+        Raises ``sqlite3.IntegrityError`` on a duplicate id.  Inside ``transaction()`` the rows
+        join it; outside, the statement is atomic on its own.
+        """
+        self._conn.executemany(
+            f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", [b.to_row(e) for b, e in blocks]
+        )
 
     def update_active(self, block: Block) -> None:
         """Rewrite the text, cost and meta of an active block (the rest of its row stays)."""
@@ -352,21 +358,15 @@ class Archive:
         """
         if not reasons:
             return
-        payload = json.dumps([[seq, reason] for seq, reason in reasons.items()])
         with self.transaction():
-            self._conn.execute(
+            moved = self._conn.executemany(
                 f"INSERT INTO archive ({_BLOCK_COLUMNS}, compaction, reason) "
-                f"SELECT {_prefixed('a')}, ?, json_extract(j.value, '$[1]') "
-                "FROM json_each(?) AS j JOIN active AS a ON a.seq = json_extract(j.value, '$[0]')",
-                (compaction, payload),
-            )
-            moved = self._conn.execute("SELECT changes()").fetchone()[0]
+                f"SELECT {_BLOCK_COLUMNS}, ?, ? FROM active WHERE seq = ?",
+                [(compaction, reason, seq) for seq, reason in reasons.items()],
+            ).rowcount
             if moved != len(reasons):
                 raise RuntimeError(f"archive: {len(reasons) - moved} of the blocks to evict are not active")
-            self._conn.execute(
-                "DELETE FROM active WHERE seq IN (SELECT json_extract(value, '$[0]') FROM json_each(?))",
-                (payload,),
-            )
+            self._conn.executemany("DELETE FROM active WHERE seq = ?", [(seq,) for seq in reasons])
 
     def restore_blocks(self, seqs: Iterable[int]) -> list[Block]:
         """Move archived blocks back to ``active`` (one transaction); return them by seq.
@@ -381,7 +381,9 @@ class Archive:
                 (payload,),
             ).fetchall()
             if len(rows) != len(wanted):
-                raise ValueError(f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing")
+                raise ValueError(
+                    f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing"
+                )
             self._conn.execute(
                 f"INSERT INTO active ({_BLOCK_COLUMNS}) SELECT {_BLOCK_COLUMNS} FROM archive "
                 "WHERE seq IN (SELECT value FROM json_each(?))",
@@ -433,7 +435,10 @@ class Archive:
         """Deleted blocks (all, or these seqs) with their deletion, ordered by seq."""
         where, args = "", ()
         if seqs is not None:
-            where, args = "WHERE d.seq IN (SELECT value FROM json_each(?))", (json.dumps(sorted({int(s) for s in seqs})),)
+            where, args = (
+                "WHERE d.seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted({int(s) for s in seqs})),),
+            )
         rows = self._conn.execute(
             f"SELECT {_prefixed('d')}, d.deletion, x.operation, d.compaction, d.reason FROM deleted AS d "
             f"JOIN deletions AS x ON x.number = d.deletion {where} ORDER BY d.seq",
@@ -641,9 +646,13 @@ def check_schema(conn: sqlite3.Connection, origin: str) -> None:
     version = schema_version(conn)
     found, expected = _schema_objects(conn), _expected_objects(version or SCHEMA_VERSION)
     ours = {(kind, name) for kind, name, _, _ in expected}
-    foreign = sorted(f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours)
+    foreign = sorted(
+        f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours
+    )
     if foreign:
-        raise ValueError(f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}")
+        raise ValueError(
+            f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}"
+        )
     present = {(kind, name) for kind, name, _, _ in found}
     missing = sorted(name for kind, name, _, _ in expected if kind == "table" and (kind, name) not in present)
     if missing:

@@ -32,6 +32,7 @@ import numpy as np
 
 from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_scalar
 
+from ._growable import Growable as _Growable
 from .archive import Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .encoders import CachedEncoder, LexicalEncoder
@@ -41,7 +42,6 @@ from .messages import ChatUnits, SessionError, _Planner, chat_messages
 from .pins import ReferentIndex
 from .store import (
     AGENT_PARAMS,
-    _Growable,
     _Referents,
     checked_block,
     encoded,
@@ -267,7 +267,9 @@ def select(
             query = state.query
         embs = history.embeddings(cache.rows)
         dimension = embs.shape[1] if state.n else None
-        query_emb, query_text = query_embedding(query, lambda texts, name: encoded(cache.rows.encode, texts, name, dimension))
+        query_emb, query_text = query_embedding(
+            query, lambda texts, name: encoded(cache.rows.encode, texts, name, dimension)
+        )
         if not state.n:
             embs = np.empty((0, query_emb.shape[-1]))
         blocks = history.blocks[: state.n]
@@ -440,7 +442,7 @@ class _History:
         for prerequisite in block.depends_on:
             self.edges.append((slot, self.slot_of[prerequisite]))
         self.binds.append(block.binds)
-        self.referents.append(slot, block.uses, block.binds)
+        self.referents.append(block.uses, block.binds)
         self.units.add(block)
 
     def embeddings(self, rows: CachedEncoder) -> np.ndarray:
@@ -460,7 +462,7 @@ class _History:
         n = len(self.blocks)
         if self._state is None or self._state.n != n:
             slots = np.arange(n, dtype=np.int64)
-            index = self.referents.active_index(slots, slots, np.ones(n, dtype=np.bool_), self.binds)
+            index = self.referents.active_index(slots, self.binds)
             graph = DependencyGraph.from_edges(n, self.edges.view())
             turn = self.units.turn_start
             query = self.blocks[turn].text if turn is not None else None
