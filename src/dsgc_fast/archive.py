@@ -34,7 +34,7 @@ import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class Block:
     uses: tuple[str, ...] = ()
     pinned: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
-    embedding: np.ndarray = field(default=None, repr=False, compare=False)
+    embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def detached(self, embedding: np.ndarray | None = None) -> Block:
         """A copy that shares no mutable value with this block, with ``embedding`` as its vector.
@@ -196,7 +196,10 @@ def _check_block(block: Block, pinned: Any) -> None:
         (isinstance(block.text, str), "text is not text"),
         (block.cost >= 0, "cost is negative"),
         (pinned in (0, 1), "pinned is not 0 or 1"),
-        (block.embedding.size > 0 and bool(np.isfinite(block.embedding).all()), "embedding is empty or not finite"),
+        (
+            block.embedding is not None and block.embedding.size > 0 and bool(np.isfinite(block.embedding).all()),
+            "embedding is empty or not finite",
+        ),
         (all(isinstance(x, str) for x in block.depends_on + block.uses), "depends_on/uses hold a non-text"),
         (all(isinstance(v, str) for v in block.binds.values()), "binds maps to a non-text"),
     ]
@@ -241,14 +244,14 @@ class Archive:
 
     def __init__(self, path: str | os.PathLike = ":memory:") -> None:
         self._writer: WriterLock | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._connection: sqlite3.Connection | None = None
         self._depth = 0
         self.path = database_path(path)
         #: the file the blocks came from (``path``, or the file given to ``restore_from``)
         self.origin = self.path
         try:
             if self.path == ":memory:":
-                self._conn = connect(self.path)
+                self._connection = connect(self.path)
                 self._create()
                 return
             self._open_file()
@@ -257,9 +260,16 @@ class Archive:
             raise
         _OPEN_FILE_ARCHIVES.add(self)
 
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The database connection (absent only while opening fails)."""
+        if self._connection is None:
+            raise RuntimeError("the archive's database is not open")
+        return self._connection
+
     def _open_file(self) -> None:
         try:
-            self._conn = connect(self.path)
+            self._connection = connect(self.path)
         except sqlite3.Error as exc:  # a directory, a missing parent directory
             raise database_error(exc, self.path, f"cannot open the archive {self.path!r}") from None
         try:
@@ -305,6 +315,7 @@ class Archive:
         If a group raises, its writes roll back (a nested group's alone: the enclosing
         group goes on if it handles the error) and the error propagates.
         """
+        undo: tuple[str, ...]
         if self._depth:
             name = f"level{self._depth}"
             begin, end, undo = f"SAVEPOINT {name}", f"RELEASE {name}", (f"ROLLBACK TO {name}", f"RELEASE {name}")
@@ -412,10 +423,10 @@ class Archive:
         payload = json.dumps(sorted({int(s) for s in seqs}))
         wanted = len(json.loads(payload))
         with self.transaction():
-            number = int(
+            number = _row_id(
                 self._conn.execute(
                     "INSERT INTO deletions (operation, blocks) VALUES (?, ?)", (operation, wanted)
-                ).lastrowid
+                )
             )
             moved = 0
             for table, origin in (("active", "NULL, NULL"), ("archive", "compaction, reason")):
@@ -433,7 +444,7 @@ class Archive:
 
     def deleted(self, seqs: Iterable[int] | None = None) -> list[DeletedBlock]:
         """Deleted blocks (all, or these seqs) with their deletion, ordered by seq."""
-        where, args = "", ()
+        where, args = "", cast(tuple[str, ...], ())
         if seqs is not None:
             where, args = (
                 "WHERE d.seq IN (SELECT value FROM json_each(?))",
@@ -453,7 +464,7 @@ class Archive:
         other database errors (damage) propagate as ``sqlite3.DatabaseError``.
         """
         try:
-            tables = ("active", "archive") + (("deleted",) if schema_version(self._conn) >= 2 else ())
+            tables = ("active", "archive") + (("deleted",) if (schema_version(self._conn) or 0) >= 2 else ())
             union = " UNION ALL ".join(f"SELECT {_BLOCK_COLUMNS}, '{t}' FROM {t}" for t in tables)
             for row in self._conn.execute(f"{union} ORDER BY seq"):
                 yield Block.from_row(row), row[10]
@@ -470,7 +481,7 @@ class Archive:
             "INSERT INTO compactions (query, budget, policy, kept, evicted, used) VALUES (?,?,?,?,?,?)",
             (query, budget, policy, kept, evicted, used),
         )
-        return int(cur.lastrowid)
+        return _row_id(cur)
 
     def next_compaction(self) -> int:
         row = self._conn.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM compactions").fetchone()
@@ -543,8 +554,8 @@ class Archive:
 
     def close(self) -> None:
         """Close the database and release the writer lock (idempotent)."""
-        if self._conn is not None:
-            self._conn.close()
+        if self._connection is not None:
+            self._connection.close()
         if self._writer is not None:
             self._writer.release()
 
@@ -602,6 +613,13 @@ def _create_schema(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> N
     """Create the tables of schema ``version`` and record the version (on an empty database)."""
     _run_script(conn, _SCHEMAS[version])
     conn.execute("INSERT INTO settings (key, value) VALUES ('schema_version', ?)", (str(version),))
+
+
+def _row_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid an INSERT just made."""
+    if cursor.lastrowid is None:
+        raise RuntimeError("the INSERT made no row")
+    return int(cursor.lastrowid)
 
 
 def schema_version(conn: sqlite3.Connection) -> int | None:

@@ -109,7 +109,7 @@ def table_block(
         text=named.text,
         cost=int(named.cost),
         seq=seq,
-        binds={referent: value for referent, value, _ in entries},
+        binds={str(referent): value for referent, value, _ in entries},
         meta={"kind": BINDING_TABLE_KIND, "entries": [list(e) for e in entries]},
     )
     return BindingTableBlock(block, entries)

@@ -96,13 +96,15 @@ def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[in
         with open(source, "rb") as handle:
             return read_jsonl(handle)
     out = []
-    for number, raw in enumerate(source, start=1):
+    for number, line in enumerate(source, start=1):
         where = f"line {number}"
-        if isinstance(raw, bytes):
+        if isinstance(line, bytes):
             try:
-                raw = raw.decode("utf-8")
+                raw = line.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise SessionError(f"invalid UTF-8: {exc.reason} at byte {exc.start}", where) from None
+        else:
+            raw = str(line)
         if not raw.strip(_JSON_WHITESPACE):
             continue
         try:
@@ -245,23 +247,23 @@ class _Planner:
         if calls:
             self.opened_at = where
         if role == "tool":
-            call_id = message.get("tool_call_id")
-            if not isinstance(call_id, str) or not call_id:
+            answer_of = message.get("tool_call_id")
+            if not isinstance(answer_of, str) or not answer_of:
                 raise SessionError("a tool message needs a string 'tool_call_id'", where)
-            caller = self.calls.get(call_id) or self.stored_binder(call_referent(call_id))
+            caller = self.calls.get(answer_of) or self.stored_binder(call_referent(answer_of))
             if caller is None:
-                raise SessionError(f"tool result for call {call_id!r} has no matching assistant tool call", where)
-            if call_id in self.answered or self.stored_binder(result_referent(call_id)) is not None:
-                raise SessionError(f"a second tool result for call {call_id!r}", where)
-            if call_id not in self.open:
+                raise SessionError(f"tool result for call {answer_of!r} has no matching assistant tool call", where)
+            if answer_of in self.answered or self.stored_binder(result_referent(answer_of)) is not None:
+                raise SessionError(f"a second tool result for call {answer_of!r}", where)
+            if answer_of not in self.open:
                 raise SessionError(
-                    f"tool result for call {call_id!r} must follow its assistant message, with only tool results between",
+                    f"tool result for call {answer_of!r} must follow its assistant message, with only tool results between",
                     where,
                 )
-            self.open.discard(call_id)
-            self.answered.add(call_id)
-            binds[result_referent(call_id)] = " ".join(text.split()[:8])
-            uses.append(call_referent(call_id))
+            self.open.discard(answer_of)
+            self.answered.add(answer_of)
+            binds[result_referent(answer_of)] = " ".join(text.split()[:8])
+            uses.append(call_referent(answer_of))
             depends_on.append(caller)
         if kwargs["cost"] is None:
             try:
@@ -315,7 +317,7 @@ def _open_calls(store: MemoryStore) -> set[str]:
     the newest other message; binding tables do not count (``to_messages`` moves them to
     the front).  Empty if that message is not an assistant message with tool calls.
     """
-    answered = set()
+    answered: set[str] = set()
     for block in _newest_first(store):
         if block.meta.get("kind") == BINDING_TABLE_KIND:
             continue

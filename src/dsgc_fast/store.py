@@ -241,9 +241,17 @@ class MemoryStore:
         except (ValueError, sqlite3.DatabaseError) as exc:
             raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
 
+    def _embeddings(self) -> np.ndarray:
+        """Every block's embedding row (the store holds at least one block when this is read)."""
+        if self._emb is None:
+            raise RuntimeError("the store holds no embeddings yet")
+        return self._emb.view()
+
     def _append(
-        self, block: Block, embedding: np.ndarray, *, active: bool, deleted: bool = False, from_text: bool = False
+        self, block: Block, embedding: np.ndarray | None, *, active: bool, deleted: bool = False, from_text: bool = False
     ) -> None:
+        if embedding is None:
+            raise ValueError(f"block {block.id!r} has no embedding")
         slot = len(self._ids)
         if self._emb is None:
             self._emb = _Growable(np.float64, embedding.shape[0])
@@ -563,7 +571,7 @@ class MemoryStore:
         return "deleted" if self._deleted.view()[slot] else "archived"
 
     def _with_embedding(self, slot: int) -> Block:
-        return self._active_blocks[slot].detached(self._emb.view()[slot].copy())
+        return self._active_blocks[slot].detached(self._embeddings()[slot].copy())
 
     # -- compaction ---------------------------------------------------------------------
     @_serialized
@@ -880,7 +888,7 @@ class MemoryStore:
         slots = self._archived_slots()
         if int(k) == 0 or slots.size == 0:
             return []
-        similarity = similarity_rows(np.ascontiguousarray(queries), np.ascontiguousarray(self._emb.view()[slots]))
+        similarity = similarity_rows(np.ascontiguousarray(queries), np.ascontiguousarray(self._embeddings()[slots]))
         best = similarity.max(axis=0)
         top = np.argsort(-best, kind="stable")[: int(k)]
         found = {a.block.seq: a for a in self._archive.archived(slots[top])}
@@ -1178,7 +1186,7 @@ def _check_stored(block: Block, seq: int, slot_of: Mapping[str, int], dimension:
     unknown = [p for p in block.depends_on if p not in slot_of]
     if unknown:
         raise ValueError(f"block seq {block.seq}: unknown dependency ids {unknown}")
-    if dimension is not None and block.embedding.shape[0] != dimension:
+    if dimension is not None and block.embedding is not None and block.embedding.shape[0] != dimension:
         raise ValueError(f"block seq {block.seq}: embedding has d = {block.embedding.shape[0]}, expected {dimension}")
     if block.cost > MAX_COST:
         raise ValueError(f"block seq {block.seq}: cost {block.cost} exceeds {MAX_COST}")

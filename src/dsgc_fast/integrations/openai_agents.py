@@ -96,7 +96,7 @@ def item_groups(items: Sequence[Any]) -> list[ItemGroup]:
 
 def _annotated(group: ItemGroup, items: Sequence[Any], annotate: Annotate | None) -> dict[str, Any]:
     """The group's chat message with the merged annotations of its items."""
-    message = dict(group.message)
+    message = dict(group.message or {})
     if annotate is None:
         return message
     binds: dict[str, str] = {}
