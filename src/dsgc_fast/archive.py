@@ -424,9 +424,7 @@ class Archive:
         wanted = len(json.loads(payload))
         with self.transaction():
             number = _row_id(
-                self._conn.execute(
-                    "INSERT INTO deletions (operation, blocks) VALUES (?, ?)", (operation, wanted)
-                )
+                self._conn.execute("INSERT INTO deletions (operation, blocks) VALUES (?, ?)", (operation, wanted))
             )
             moved = 0
             for table, origin in (("active", "NULL, NULL"), ("archive", "compaction, reason")):

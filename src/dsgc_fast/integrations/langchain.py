@@ -237,7 +237,9 @@ def to_openai(message: BaseMessage) -> dict[str, Any]:
             raise TypeError(f"additional_kwargs['dsgc'] must be a mapping, got {type(annotation).__name__}")
         unknown = sorted(set(annotation) - set(ANNOTATION_FIELDS))
         if unknown:
-            raise ValueError(f"unknown dsgc annotation field(s) {unknown} on a LangChain message; allowed: {list(ANNOTATION_FIELDS)}")
+            raise ValueError(
+                f"unknown dsgc annotation field(s) {unknown} on a LangChain message; allowed: {list(ANNOTATION_FIELDS)}"
+            )
         out["dsgc"] = dict(annotation)
     return out
 

@@ -14,7 +14,6 @@ from .._config import JIT, JIT_PARALLEL, cache_twin
 from .scoring import score_of
 from .selection import kept_code
 
-
 #: row ranges per parallel call of the one-hop kernels and the walk's first pass (serial: 1)
 PARTS = 32
 
