@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= results
 
-.PHONY: install test test-fast reproduce fuzz bench clean
+.PHONY: install lint test test-fast reproduce fuzz bench clean
 
 install: $(STAMP)
 
@@ -19,7 +19,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --no-deps "bfcl-eval==2026.3.23"  # BFCL's data and simulated APIs only (stdlib + mpmath)
 	touch $(STAMP)
 
-test: $(STAMP)
+# ruff (lint and format check) and mypy, configured in pyproject.toml; `make test` runs it first.
+LINTED := src tests tools asv_bench examples
+lint: $(STAMP)
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
+	$(PY) -m mypy
+
+test: lint
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest
 
 # The quick lane while you work: everything but the tests marked slow (about half the time).

@@ -29,8 +29,10 @@ USER_TURNS = [
     ("Merchant M-2207 says their payout is two days late.", {}),
     ("How long does KYC verification usually take for a new business customer?", {}),
     ("Which documents does KYC need for a sole trader?", {}),
-    ("Urgent one: account 8841-C, the one flagged last week, disputes a billing charge of 412 euros.",
-     {"binds": {"that account": "8841-C"}}),
+    (
+        "Urgent one: account 8841-C, the one flagged last week, disputes a billing charge of 412 euros.",
+        {"binds": {"that account": "8841-C"}},
+    ),
     ("While that runs: did the new merchant onboarding batch clear KYC yesterday?", {}),
     ("Did the two pending sole traders clear KYC too?", {}),
     ("Did that account clear KYC?", {"uses": ["that account"]}),
@@ -62,7 +64,11 @@ def _call(name: str, args: dict) -> dict:
     _call.count = getattr(_call, "count", 0) + 1
     call_id = f"call_{_call.count}"
     function = {"name": name, "arguments": json.dumps(args)}
-    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": function}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
 
 
 def run(budget: int, referents: bool, archive: Path) -> str:
@@ -86,15 +92,21 @@ def run(budget: int, referents: bool, archive: Path) -> str:
             if not reply.get("tool_calls"):
                 break
             results = [
-                {"role": "tool", "tool_call_id": c["id"],
-                 "content": json.dumps(TOOLS[c["function"]["name"]](json.loads(c["function"]["arguments"])))}
+                {
+                    "role": "tool",
+                    "tool_call_id": c["id"],
+                    "content": json.dumps(TOOLS[c["function"]["name"]](json.loads(c["function"]["arguments"]))),
+                }
                 for c in reply["tool_calls"]
             ]
             add_messages(store, results)
         answer = reply["content"]
         print(f"turn {turn}: kept {len(report.kept)}, archived {len(store.archived_ids())} -> {answer}")
-    account = next(b.id for b in store.blocks(embeddings=False) + [store.get(i) for i in store.archived_ids()]
-                   if "8841-C" in b.text and b.meta.get("role") == "user")
+    account = next(
+        b.id
+        for b in store.blocks(embeddings=False) + [store.get(i) for i in store.archived_ids()]
+        if "8841-C" in b.text and b.meta.get("role") == "user"
+    )
     where = "active" if account in store else "archived"
     print(f"\nthe account block {account} is {where}; the last model call saw {report.used} of {budget} tokens")
     if account in report.decisions:
@@ -105,7 +117,9 @@ def run(budget: int, referents: bool, archive: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=int, default=120, help="token budget (o200k_base tokens with the tokens extra)")
+    parser.add_argument(
+        "--budget", type=int, default=120, help="token budget (o200k_base tokens with the tokens extra)"
+    )
     parser.add_argument("--no-referents", action="store_true", help="drop the binds/uses annotations")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

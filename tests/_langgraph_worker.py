@@ -38,7 +38,10 @@ def main() -> None:
                 break
             command = json.loads(line)
             calls = len(model.seen)
-            state = agent.invoke({"messages": langchain_messages(command["messages"])}, {"configurable": {"thread_id": command["thread"]}})
+            state = agent.invoke(
+                {"messages": langchain_messages(command["messages"])},
+                {"configurable": {"thread_id": command["thread"]}},
+            )
             sent = [[convert_to_openai_messages(m) for m in seen] for seen in model.seen[calls:]]
             print(json.dumps({"pid": os.getpid(), "state": len(state["messages"]), "sent": sent}), flush=True)
 

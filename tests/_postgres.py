@@ -30,12 +30,16 @@ def server_binaries() -> str:
     """The folder holding ``initdb`` and ``pg_ctl``."""
     found = shutil.which("pg_ctl")
     candidates = ([os.path.dirname(os.path.realpath(found))] if found else []) + sorted(
-        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]) if p.split("/")[-2].isdigit() else 0, reverse=True
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: int(p.split("/")[-2]) if p.split("/")[-2].isdigit() else 0,
+        reverse=True,
     )
     for folder in candidates:
         if all(os.access(os.path.join(folder, tool), os.X_OK) for tool in ("initdb", "pg_ctl", "postgres")):
             return folder
-    raise ServerUnavailable("no PostgreSQL server binaries (initdb, pg_ctl) on this machine; Debian: apt-get install postgresql")
+    raise ServerUnavailable(
+        "no PostgreSQL server binaries (initdb, pg_ctl) on this machine; Debian: apt-get install postgresql"
+    )
 
 
 def _free_port() -> int:
@@ -62,7 +66,9 @@ def running_postgres() -> Iterator[str]:
     port = _free_port()
 
     def run(*args: str) -> None:
-        done = subprocess.run([os.path.join(folder, args[0]), *args[1:]], capture_output=True, text=True, timeout=120, **as_user)
+        done = subprocess.run(
+            [os.path.join(folder, args[0]), *args[1:]], capture_output=True, text=True, timeout=120, **as_user
+        )
         if done.returncode:
             detail = done.stderr.strip() or done.stdout.strip()
             if os.path.exists(log):

@@ -30,4 +30,3 @@ def skip_or_fail(reason: str) -> None:
     if in_ci():
         pytest.fail(f"{reason} (CI must provide it: a skip there would hide the test)")
     pytest.skip(reason)
-

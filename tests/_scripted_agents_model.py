@@ -28,7 +28,9 @@ class ScriptedModel(Model):
     def __init__(self) -> None:
         self.seen: list[list[Any]] = []
 
-    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs):
+    async def get_response(
+        self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs
+    ):
         items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
         self.seen.append(items)
         last = items[-1]
@@ -64,7 +66,9 @@ def chat_to_items(messages: list[dict]) -> list[dict]:
     for k, message in enumerate(messages):
         role = message["role"]
         if role == "tool":
-            items.append({"type": "function_call_output", "call_id": message["tool_call_id"], "output": message["content"]})
+            items.append(
+                {"type": "function_call_output", "call_id": message["tool_call_id"], "output": message["content"]}
+            )
             continue
         if message.get("content") is not None:
             if role == "assistant":
@@ -76,5 +80,12 @@ def chat_to_items(messages: list[dict]) -> list[dict]:
                 items.append({"role": role, "content": message["content"]})
         for call in message.get("tool_calls") or ():
             function = call["function"]
-            items.append({"type": "function_call", "call_id": call["id"], "name": function["name"], "arguments": function["arguments"]})
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": call["id"],
+                    "name": function["name"],
+                    "arguments": function["arguments"],
+                }
+            )
     return items

@@ -27,7 +27,10 @@ def reply_to(messages: list[BaseMessage]) -> AIMessage:
         return AIMessage(content=f"Result: {last.content}")
     if isinstance(last, HumanMessage) and str(last.content).lower().startswith("look up"):
         digest = hashlib.sha256(f"{last.id}|{last.content}".encode()).hexdigest()[:12]
-        return AIMessage(content="", tool_calls=[{"id": f"call_{digest}", "name": "lookup", "args": {"query": str(last.content)[8:]}}])
+        return AIMessage(
+            content="",
+            tool_calls=[{"id": f"call_{digest}", "name": "lookup", "args": {"query": str(last.content)[8:]}}],
+        )
     return AIMessage(content=f"Answered with {len(messages)} messages in context.")
 
 
@@ -41,7 +44,9 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.seen.append(list(messages))
         return ChatResult(generations=[ChatGeneration(message=reply_to(messages))])
 

@@ -55,9 +55,7 @@ def _cases():
 
 def test_asv_accepts_the_suite():
     asv = Path(sys.executable).with_name("asv")
-    out = subprocess.run(
-        [str(asv), "check", "--python=same"], cwd=ASV_DIR, capture_output=True, text=True, timeout=300
-    )
+    out = subprocess.run([str(asv), "check", "--python=same"], cwd=ASV_DIR, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "No problems found" in out.stdout
 

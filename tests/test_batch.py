@@ -64,7 +64,9 @@ def store_args(case, s):
 
 def run_batch(case, **extra):
     queries, embs, offsets, costs, budgets, edges, edge_offsets, kwargs = case
-    return retain_batch(queries, embs, offsets, costs, budgets, edges=edges, edge_offsets=edge_offsets, **kwargs, **extra)
+    return retain_batch(
+        queries, embs, offsets, costs, budgets, edges=edges, edge_offsets=edge_offsets, **kwargs, **extra
+    )
 
 
 def assert_identical(got: dsgc_fast.Retention, want: dsgc_fast.Retention) -> None:
@@ -142,7 +144,9 @@ def test_negative_store_index_and_out_of_range():
     ],
 )
 def test_validation(kwargs, match):
-    args = dict(query_embs=np.ones((2, 2)), block_embs=np.ones((3, 2)), offsets=[0, 1, 3], costs=[1, 1, 1], budgets=[1, 2])
+    args = dict(
+        query_embs=np.ones((2, 2)), block_embs=np.ones((3, 2)), offsets=[0, 1, 3], costs=[1, 1, 1], budgets=[1, 2]
+    )
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         retain_batch(args.pop("query_embs"), args.pop("block_embs"), args.pop("offsets"), args.pop("costs"),

@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval==2026.3.23)")
 
-from dsgc_bench import cli  # noqa: E402
-from dsgc_bench.bfcl import data  # noqa: E402
-from dsgc_bench.bfcl.agent import CANDIDATES  # noqa: E402
-from dsgc_bench.bfcl.suite import DEFAULT, LABELS, PADDED, BfclSuite  # noqa: E402
-from dsgc_bench.suite import RunConfig, Suite, SuiteSequence, execute  # noqa: E402
+from dsgc_bench import cli
+from dsgc_bench.bfcl import data
+from dsgc_bench.bfcl.agent import CANDIDATES
+from dsgc_bench.bfcl.suite import DEFAULT, LABELS, PADDED, BfclSuite
+from dsgc_bench.suite import RunConfig, Suite, SuiteSequence, execute
 
 SMALL = BfclSuite(sessions=2)
 CONFIG = dict(seeds=(0,), encoders=("lexical",))
@@ -46,7 +46,11 @@ def test_files_are_deterministic_and_complete(folders):
     assert {c["policy"] for c in raw["cells"] if c["table"] == "candidates"} == set(CANDIDATES)
     assert all(len(c["kept"]) == len(raw["points"]) for c in raw["cells"] if c["table"] in ("policies", "candidates"))
     assert {c["policy"] for c in raw["cells"] if c["table"] == "padded"} == set(PADDED)
-    assert all(len(c["kept"]) == len(raw["padded_points"]) == len(raw["points"]) for c in raw["cells"] if c["table"] == "padded")
+    assert all(
+        len(c["kept"]) == len(raw["padded_points"]) == len(raw["points"])
+        for c in raw["cells"]
+        if c["table"] == "padded"
+    )
 
 
 def test_summary_claims_and_report(folders):

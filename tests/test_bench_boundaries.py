@@ -17,7 +17,12 @@ def test_the_53_cells_and_their_runs():
     cells = paper_cells.CELLS
     assert len(cells) == 53
     assert Counter(c.source for c in cells) == {
-        "Table 1": 12, "Table 2": 8, "Table 4": 12, "Table 5": 12, "Section 7 text": 1, "Table 6": 8,
+        "Table 1": 12,
+        "Table 2": 8,
+        "Table 4": 12,
+        "Table 5": 12,
+        "Section 7 text": 1,
+        "Table 6": 8,
     }
     by_label = {(c.source, c.label): c for c in cells}
     target = by_label[("Table 1", "lexical, target, dsgc")]
@@ -60,7 +65,9 @@ def test_boundaries_suite_runs_every_variant_and_summarizes(tmp_path):
     assert len(summary["cells"]) == 53
     tested = [c for c in summary["cells"] if c["paper"] is not None]
     assert len(tested) == 33 and all(c["neutral"] is not None for c in tested)
-    row = boundaries.find(summary["counts"], scenarios="paper", encoder="lexical", template="role", method="dsgc", multiplier=3.0)
+    row = boundaries.find(
+        summary["counts"], scenarios="paper", encoder="lexical", template="role", method="dsgc", multiplier=3.0
+    )
     assert row["runs"] == 2 and 0 <= row["successes_by_size"] <= row["successes"]
     suite.save(tmp_path, raw, summary)
     titles = [s.title for s in suite.render(suite.load(tmp_path), tmp_path)]

@@ -51,7 +51,10 @@ def test_the_scenario_family_is_chosen_and_recorded(tmp_path):
     assert "scenarios" not in json.loads((tmp_path / "summary-main.json").read_text())
     assert [r["budget"] for r in paper["records"]] != [r["budget"] for r in neutral["records"]]  # other stores
     report = (tmp_path / "REPORT.md").read_text()  # both families found in the folder are reported
-    assert "## Main suite (paper Tables 1-3), `paper` scenarios" in report and "## Main suite (paper Tables 1-3)\n" in report
+    assert (
+        "## Main suite (paper Tables 1-3), `paper` scenarios" in report
+        and "## Main suite (paper Tables 1-3)\n" in report
+    )
     for bad in (("referents", "--scenarios", "paper"), ("report", "--scenarios", "neutral")):
         with pytest.raises(SystemExit, match="scenario"):
             bench(*bad, "--out", str(tmp_path))

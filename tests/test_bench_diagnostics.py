@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -90,7 +92,7 @@ def test_edge_drop_is_seeded_and_nested():
     assert perturb_edges(sc, "none", 0.0) == sc.edges
     assert perturb_edges(sc, "drop", 0.0) == sc.edges and perturb_edges(sc, "drop", 1.0) == []
     kept = [set(perturb_edges(sc, "drop", r)) for r in (0.1, 0.3, 0.5, 0.7)]
-    assert all(a >= b for a, b in zip(kept, kept[1:]))
+    assert all(a >= b for a, b in itertools.pairwise(kept))
     assert perturb_edges(sc, "drop", 0.3) == perturb_edges(sc, "drop", 0.3)
 
 
@@ -102,7 +104,7 @@ def test_spurious_edges_count_sources_and_nesting(kind):
         small, large = perturb_edges(sc, kind, 0.2), perturb_edges(sc, kind, 1.0)
         assert large[: len(sc.edges)] == sc.edges and len(large) == 2 * len(sc.edges)
         assert small == large[: len(small)]
-        added = small[len(sc.edges):]
+        added = small[len(sc.edges) :]
         counts.append(len(added))
         for j, i in added:
             assert i != j and (j, i) not in sc.edges

@@ -36,11 +36,17 @@ def test_suite_runs_and_reports(tmp_path):
     assert (tmp_path / "plots" / "longrange.png").stat().st_size > 1000
 
 
-@pytest.mark.parametrize(("encoder", "seeds"), [("lexical", 15), pytest.param("sentence", 3, marks=pytest.mark.sentence)])
+@pytest.mark.parametrize(
+    ("encoder", "seeds"), [("lexical", 15), pytest.param("sentence", 3, marks=pytest.mark.sentence)]
+)
 def test_store_default_keeps_what_dsgc_keeps_on_every_main_suite_run(encoder, seeds):
     """No tool units, so no working ages: the agent policy ranks and selects as the paper's rule."""
-    runs = [(c, generate(c.template, seed, total_blocks=c.total_blocks, honeypot=c.honeypot))
-            for c in grid.main_grid((encoder,), "neutral") if c.method == "dsgc" for seed in range(seeds)]
+    runs = [
+        (c, generate(c.template, seed, total_blocks=c.total_blocks, honeypot=c.honeypot))
+        for c in grid.main_grid((encoder,), "neutral")
+        if c.method == "dsgc"
+        for seed in range(seeds)
+    ]
     records = main_records(runs, RunConfig(encoders=(encoder,)))
     assert len(records) == 4 * seeds and all(r["same"] for r in records)
     targets = [r["full_chain"] for r in records if r["regime"] == "target"]

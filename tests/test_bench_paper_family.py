@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from dsgc_bench import paper_family
-from dsgc_bench.paper_templates import FILLERS, SUFFIX, TEMPLATES
 from dsgc_bench.paper_family import generate
+from dsgc_bench.paper_templates import FILLERS, SUFFIX, TEMPLATES
 from dsgc_bench.templates import STRENGTHS
 from dsgc_fast.encoders import tokenize
 

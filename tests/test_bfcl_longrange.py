@@ -3,11 +3,11 @@ tool-heavy variant of the same conversation."""
 
 from __future__ import annotations
 
-from dsgc_bench.bfcl.policies import Embeddings, recency_first_fit, similarity
 from dsgc_bench.bfcl.metrics import kept_values
+from dsgc_bench.bfcl.policies import Embeddings, recency_first_fit, similarity
 from dsgc_bench.longrange import KINDS, PROBES, conversation, points, to_point
-from dsgc_fast.encoders import make_encoder
 from dsgc_fast import MemoryStore
+from dsgc_fast.encoders import make_encoder
 from dsgc_fast.messages import add_messages, check_messages, compact_messages
 
 

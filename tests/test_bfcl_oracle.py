@@ -19,9 +19,21 @@ def _session(rng: np.random.Generator, calls: int):
     messages, turns, kinds = [{"role": "user", "content": "start " * int(rng.integers(1, 6))}], [0], ["user"]
     for c in range(calls):
         held = rng.choice(words, size=int(rng.integers(0, 3)), replace=False)
-        args = '{"q": "%s"}' % " ".join(rng.choice(words, size=1))
-        messages.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{c}", "function": {"name": "f", "arguments": args}}]})
-        messages.append({"role": "tool", "tool_call_id": f"c{c}", "content": '{"r": "%s %s"}' % (" ".join(held), "pad " * int(rng.integers(0, 8)))})
+        args = '{"q": "' + " ".join(rng.choice(words, size=1)) + '"}'
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": f"c{c}", "function": {"name": "f", "arguments": args}}],
+            }
+        )
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{c}",
+                "content": '{"r": "' + " ".join(held) + " " + "pad " * int(rng.integers(0, 8)) + '"}',
+            }
+        )
         turns += [0, 0]
         kinds += ["call", "result"]
     messages.append({"role": "user", "content": "next please"})
@@ -59,7 +71,14 @@ def test_oracle_matches_brute_force(case):
 def test_units_and_broken_pairs():
     messages = [
         {"role": "user", "content": "go"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}}, {"id": "b", "function": {"name": "g", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "function": {"name": "f", "arguments": "{}"}},
+                {"id": "b", "function": {"name": "g", "arguments": "{}"}},
+            ],
+        },
         {"role": "tool", "tool_call_id": "a", "content": "1"},
         {"role": "tool", "tool_call_id": "b", "content": "2"},
         {"role": "user", "content": "more"},

@@ -9,7 +9,14 @@ from dsgc_bench.bfcl.values import View, leaf_values, message_view, normal_value
 
 @pytest.mark.parametrize(
     ("value", "form"),
-    [(6500, "6500"), (6500.0, "6500"), ("3.50", "3.5"), (0.1, "0.1"), (-0.0, "0"), (12345678901234567, "12345678901234567")],
+    [
+        (6500, "6500"),
+        (6500.0, "6500"),
+        ("3.50", "3.5"),
+        (0.1, "0.1"),
+        (-0.0, "0"),
+        (12345678901234567, "12345678901234567"),
+    ],
 )
 def test_number_form(value, form):
     assert number_form(value) == form
@@ -30,14 +37,22 @@ def test_text_occurrence_respects_word_edges():
 
 
 def test_number_occurrence_reads_normal_forms():
-    view = View(message_view({"role": "tool", "tool_call_id": "c", "content": '{"result": 6500.0, "date": "2024-03-01", "v": "v2"}'}))
+    view = View(
+        message_view(
+            {"role": "tool", "tool_call_id": "c", "content": '{"result": 6500.0, "date": "2024-03-01", "v": "v2"}'}
+        )
+    )
     assert view.holds(("number", "6500"))
     assert view.holds(("number", "2024")) and view.holds(("number", "3"))
     assert not view.holds(("number", "2"))  # "v2" is glued to a letter
 
 
 def test_views_decode_json():
-    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": {"name": "echo", "arguments": '{"content": "caf\\u00e9 line"}'}}]}
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c", "function": {"name": "echo", "arguments": '{"content": "caf\\u00e9 line"}'}}],
+    }
     view = View(message_view(call))
     assert view.holds(("text", "café line")) and view.holds(("text", "echo"))
     # a multi-word value matches inside one leaf only

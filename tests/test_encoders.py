@@ -140,7 +140,11 @@ def test_cached_encoder_encodes_each_text_once(tmp_path):
 def test_cached_encoder_file_grows_with_the_total_text_length(tmp_path):
     """Regression: texts were saved as one fixed-width array, so a single 30,000-character
     tool result made every one of the 500 rows take 120 KB (a 60 MB file)."""
-    texts = [f"short text {k}" for k in range(500)] + ["x" * 30_000, "caf\u00e9 \u96ea \ud83d\ude42", "lone \ud800 surrogate"]
+    texts = [f"short text {k}" for k in range(500)] + [
+        "x" * 30_000,
+        "caf\u00e9 \u96ea \ud83d\ude42",
+        "lone \ud800 surrogate",
+    ]
     cached = CachedEncoder(LexicalEncoder(), tmp_path / "enc.npz")
     cached.encode(texts)
     cached.save()
@@ -148,6 +152,7 @@ def test_cached_encoder_file_grows_with_the_total_text_length(tmp_path):
     reloaded = CachedEncoder(CountingEncoder(), tmp_path / "enc.npz")
     assert np.array_equal(reloaded.encode(texts), cached.encode(texts))
     assert reloaded.encoder.calls == []
+
 
 def test_cached_encoder_ignores_a_file_of_another_encoder(tmp_path):
     path = tmp_path / "enc.npz"

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from dsgc_fast._nesting import MAX_NESTING
 from dsgc_fast.cli import main
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast._nesting import MAX_NESTING
 from dsgc_fast.messages import SessionError, add_messages, add_records, check_messages, load_session, read_jsonl
 from dsgc_fast.store import MAX_COST, MemoryStore
 
@@ -61,14 +61,20 @@ annotations = st.fixed_dictionaries(
 tool_calls = st.lists(
     st.fixed_dictionaries(
         {"id": maybe(st.sampled_from(CALL_IDS)), "type": st.just("function")},
-        optional={"function": maybe(st.fixed_dictionaries({"name": maybe(st.text(max_size=4))}, optional={"arguments": junk}))},
+        optional={
+            "function": maybe(st.fixed_dictionaries({"name": maybe(st.text(max_size=4))}, optional={"arguments": junk}))
+        },
     ),
     max_size=2,
 )
 messages = st.fixed_dictionaries(
     {"role": maybe(st.sampled_from(["system", "user", "assistant", "tool", "developer"]))},
     optional={
-        "content": maybe(st.none() | st.text(max_size=20) | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=5)}), max_size=2)),
+        "content": maybe(
+            st.none()
+            | st.text(max_size=20)
+            | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=5)}), max_size=2)
+        ),
         "tool_calls": maybe(tool_calls),
         "tool_call_id": maybe(st.sampled_from(CALL_IDS)),
         "dsgc": maybe(annotations),
@@ -101,7 +107,9 @@ def session_lines(draw) -> list[bytes]:
             lines[k] = lines[k][: draw(st.integers(0, max(len(lines[k]) - 1, 0)))]
         elif how == "bad-utf8":
             at = draw(st.integers(0, len(lines[k])))
-            lines[k] = lines[k][:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80abc"])) + lines[k][at:]
+            lines[k] = (
+                lines[k][:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80abc"])) + lines[k][at:]
+            )
         elif how == "blank":
             lines.insert(k, b"   ")
         elif how == "crlf":
@@ -220,8 +228,14 @@ def test_fuzz_cli_in_process(workdir, lines, command, budget, opts, write):
         (b'{"role": "user", "content": "\\ud800"}\n', "line 1: text is not valid Unicode"),
         (b'{"role": "user", "content": "a"}\n{"role": "user", "content": "b", "dsgc": {"cost": -1}}\n', "line 2: cost"),
         # JSON parses but copying or encoding it recursed too deeply: RecursionError, exit 1
-        (b'{"role": "user", "content": "a", "x": ' + b"[" * 500 + b"]" * 500 + b"}\n", "line 1: the message is nested more than 100"),
-        (b'{"role": "user", "content": "a", "x": ' + b'{"k":' * 800 + b"1" + b"}" * 800 + b"}\n", "line 1: the message is nested"),
+        (
+            b'{"role": "user", "content": "a", "x": ' + b"[" * 500 + b"]" * 500 + b"}\n",
+            "line 1: the message is nested more than 100",
+        ),
+        (
+            b'{"role": "user", "content": "a", "x": ' + b'{"k":' * 800 + b"1" + b"}" * 800 + b"}\n",
+            "line 1: the message is nested",
+        ),
         (b'{"text": "a", "meta": {"x": ' + b"[" * 700 + b"]" * 700 + b"}}\n", "line 1: meta is nested more than 100"),
     ],
 )
@@ -290,9 +304,15 @@ def big_session(n: int) -> bytes:
     lines = [{"role": "system", "content": "You are a support agent."}]
     for k in range(n):
         lines.append({"role": "user", "content": f"turn {k}: did account {k % 97} clear kyc before the refund?"})
-        call = {"id": f"c{k}", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"acct": k % 97})}}
+        call = {
+            "id": f"c{k}",
+            "type": "function",
+            "function": {"name": "lookup", "arguments": json.dumps({"acct": k % 97})},
+        }
         lines.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        lines.append({"role": "tool", "tool_call_id": f"c{k}", "content": f"account {k % 97}: kyc clear, refund pending " * 3})
+        lines.append(
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"account {k % 97}: kyc clear, refund pending " * 3}
+        )
         lines.append({"role": "assistant", "content": "word " * (200_000 if k == n // 2 else 12)})
     return b"\n".join(json.dumps(line).encode() for line in lines) + b"\n"
 

@@ -18,13 +18,15 @@ from dsgc_fast.encoders import LEXICAL_DIM, CachedEncoder, LexicalEncoder, Sente
 from ._cases import examples
 
 texts = st.text(alphabet=st.characters(), max_size=40)  # any code point, lone surrogates included
-items = st.one_of(texts, texts, st.binary(max_size=5), st.none(), st.integers(), st.floats(), st.lists(texts, max_size=2))
+items = st.one_of(
+    texts, texts, st.binary(max_size=5), st.none(), st.integers(), st.floats(), st.lists(texts, max_size=2)
+)
 
 
 def check_rows(out: np.ndarray, n: int, dim: int, *, zero_ok: bool) -> None:
     assert out.shape == (n, dim) and out.dtype == np.float64 and np.isfinite(out).all()
     norms = np.linalg.norm(out, axis=1)
-    assert (np.abs(norms - 1.0) < 1e-12).all() or zero_ok and ((np.abs(norms - 1.0) < 1e-12) | (norms == 0)).all()
+    assert (np.abs(norms - 1.0) < 1e-12).all() or (zero_ok and ((np.abs(norms - 1.0) < 1e-12) | (norms == 0)).all())
 
 
 @given(batch=st.lists(items, max_size=6) | texts | st.none() | st.integers())

@@ -129,9 +129,9 @@ families = st.one_of(
     st.tuples(st.sampled_from(["a", "7", "_", "aB"]), units).map(  # one long token, a mark at its end
         lambda u: one_text(lambda n: (u[0] * n)[: n - len(u[1])] + u[1])
     ),
-    st.sampled_from(["x{}", "RT-{}", "K{0} = v{0}", "Project Falcon{0} is now v{0}", "that account a{}", "{0}.{0}"]).map(
-        numbered
-    ),
+    st.sampled_from(
+        ["x{}", "RT-{}", "K{0} = v{0}", "Project Falcon{0} is now v{0}", "that account a{}", "{0}.{0}"]
+    ).map(numbered),
 )
 
 

@@ -11,10 +11,10 @@ valid chat list with every tool-call unit whole.
 
 from __future__ import annotations
 
-import dsgc_fast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dsgc_fast
 from dsgc_fast.messages import SessionError, add_messages, check_messages, compact_messages, to_messages
 
 from ._cases import examples
@@ -22,7 +22,9 @@ from .test_messages import call, new_store, units_of
 
 CALL_IDS = ["c0", "c1", "c2", "c3"]
 REFERENTS = ["acct", "ticket", "tool_call:c0", "tool_result:c1", "tool_call:c2"]
-words = st.lists(st.sampled_from(["refund", "account", "kyc", "ticket", "weather"]), min_size=1, max_size=5).map(" ".join)
+words = st.lists(st.sampled_from(["refund", "account", "kyc", "ticket", "weather"]), min_size=1, max_size=5).map(
+    " ".join
+)
 annotations = st.fixed_dictionaries(
     {},
     optional={
@@ -39,7 +41,9 @@ def records(draw):
     if kind == "block":
         record = {"text": draw(words)}
         if draw(st.booleans()):
-            record["meta"] = draw(st.sampled_from([{"source": "notes"}, {"role": "user"}, {"message": {"role": "tool"}}]))
+            record["meta"] = draw(
+                st.sampled_from([{"source": "notes"}, {"role": "user"}, {"message": {"role": "tool"}}])
+            )
     elif kind == "calls":
         ids = draw(st.lists(st.sampled_from(CALL_IDS), min_size=1, max_size=2, unique=True))
         record = {"role": "assistant", "content": None, "tool_calls": [call(i) for i in ids]}

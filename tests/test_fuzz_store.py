@@ -108,9 +108,7 @@ def test_fuzz_store_compact_with_garbage(seed, query, budget, live, policy, tau,
     store = seeded_store(seed % 7)
     before = state(store)
     try:
-        report = store.compact(
-            query, budget, live=live, policy=policy, tau=tau, hops=hops, query_weights=query_weights
-        )
+        report = store.compact(query, budget, live=live, policy=policy, tau=tau, hops=hops, query_weights=query_weights)
     except (*DOCUMENTED, KeyError) as exc:
         assert str(exc)
         assert state(store) == before
@@ -118,10 +116,14 @@ def test_fuzz_store_compact_with_garbage(seed, query, budget, live, policy, tau,
     kept, evicted = set(report.kept), set(report.evicted)
     assert not kept & evicted and kept | evicted == set(before[0])
     assert store.used <= int(budget)
-    assert sorted(store.ids() + store.archived_ids()) == sorted(before[0] + before[1] + [b for b in store.ids() if b.startswith("binding-table")])
+    assert sorted(store.ids() + store.archived_ids()) == sorted(
+        before[0] + before[1] + [b for b in store.ids() if b.startswith("binding-table")]
+    )
 
 
-@given(seed=st.integers(0, 100), ids=st.one_of(any_names(), st.lists(st.sampled_from(["b0", "b5", "nope"]), max_size=3)))
+@given(
+    seed=st.integers(0, 100), ids=st.one_of(any_names(), st.lists(st.sampled_from(["b0", "b5", "nope"]), max_size=3))
+)
 @settings(max_examples=examples(2))
 def test_fuzz_store_recall_get_archived_with_unknown_ids(seed, ids):
     store = seeded_store(seed)

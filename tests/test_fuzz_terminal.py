@@ -13,10 +13,10 @@ import contextlib
 import io
 import json
 
-import dsgc_fast
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dsgc_fast
 from dsgc_fast.cli import main
 from dsgc_fast.messages import add_messages, compact_messages
 
@@ -25,7 +25,14 @@ from .test_messages import call, new_store
 
 #: characters a terminal acts on, or that reorder or hide what it shows
 STEERING = "\x1b\x07\x00\x08\r\t\x7f\x85\x9b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029\ufeff\u00a0"
-ATTACKS = ["\x1b[31mred\x1b[0m", "\x1b]0;pwned\x07", "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "\u202eevil", "a\rb", "\x9b2J"]
+ATTACKS = [
+    "\x1b[31mred\x1b[0m",
+    "\x1b]0;pwned\x07",
+    "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\",
+    "\u202eevil",
+    "a\rb",
+    "\x9b2J",
+]
 hostile = st.one_of(st.sampled_from(ATTACKS), st.text(alphabet=STEERING + "ab :", min_size=1, max_size=8))
 
 
@@ -36,10 +43,18 @@ def all_printable(text: str) -> bool:
 def hostile_session(draw_id, draw_text, draw_ref):
     return [
         {"role": "system", "content": "agent " + draw_text[0], "dsgc": {"id": "s" + draw_id[0]}},
-        {"role": "user", "content": "account " + draw_text[1], "dsgc": {"id": draw_id[1], "binds": {draw_ref[0]: draw_text[2]}}},
+        {
+            "role": "user",
+            "content": "account " + draw_text[1],
+            "dsgc": {"id": draw_id[1], "binds": {draw_ref[0]: draw_text[2]}},
+        },
         {"role": "assistant", "content": None, "tool_calls": [call("c" + draw_id[2])], "dsgc": {"id": draw_id[2]}},
         {"role": "tool", "tool_call_id": "c" + draw_id[2], "content": draw_text[3], "dsgc": {"id": "t" + draw_id[2]}},
-        {"role": "user", "content": "that account " + draw_text[4], "dsgc": {"id": "u" + draw_id[3], "uses": [draw_ref[0]]}},
+        {
+            "role": "user",
+            "content": "that account " + draw_text[4],
+            "dsgc": {"id": "u" + draw_id[3], "uses": [draw_ref[0]]},
+        },
     ]
 
 
@@ -67,7 +82,11 @@ def test_fuzz_renderings_escape_terminal_controls(ids, texts, refs, budget):
         return
     assert all_printable(report.table()) and all_printable(report.summary())
     for block_id, decision in report.decisions.items():
-        assert all_printable(decision.why()) and all_printable(decision.explain()) and all_printable(report.explain(block_id))
+        assert (
+            all_printable(decision.why())
+            and all_printable(decision.explain())
+            and all_printable(report.explain(block_id))
+        )
     exact = json.loads(report.to_json())
     assert [d["id"] for d in exact["decisions"]] == list(report.decisions)  # JSON keeps the exact ids
 

@@ -58,8 +58,23 @@ def test_identifier_shapes(surface, key):
 
 @pytest.mark.parametrize(
     "surface",
-    ["follow-up", "Wi-Fi", "e.g", "10GB", "500ms", "2nd", "2024-05-01", "10.0.3.7", "4200", "and/or",
-     "The Lisbon", "from Bruno", "asked Bruno", "on Monday", "in January"],
+    [
+        "follow-up",
+        "Wi-Fi",
+        "e.g",
+        "10GB",
+        "500ms",
+        "2nd",
+        "2024-05-01",
+        "10.0.3.7",
+        "4200",
+        "and/or",
+        "The Lisbon",
+        "from Bruno",
+        "asked Bruno",
+        "on Monday",
+        "in January",
+    ],
 )
 def test_not_identifiers(surface):
     assert identifier_key(surface) is None
@@ -165,8 +180,23 @@ def test_argument_errors():
         induce_edges(["a"], max_fanout=0)
 
 
-_WORDS = ["TKT-1", "tkt-1s", "RT-22", "MAX_RETRIES", "max_retries", "/etc/a.yaml", "Project Falcon",
-          "team Falcon", "the Lisbon", "backup", "KYC", "8841-C", "8841-C's", "node7", "plain"]
+_WORDS = [
+    "TKT-1",
+    "tkt-1s",
+    "RT-22",
+    "MAX_RETRIES",
+    "max_retries",
+    "/etc/a.yaml",
+    "Project Falcon",
+    "team Falcon",
+    "the Lisbon",
+    "backup",
+    "KYC",
+    "8841-C",
+    "8841-C's",
+    "node7",
+    "plain",
+]
 stores = st.lists(st.lists(st.sampled_from(_WORDS), max_size=4).map(" and ".join), max_size=14)
 
 

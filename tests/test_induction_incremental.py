@@ -9,9 +9,23 @@ from hypothesis import strategies as st
 
 from dsgc_fast.induction import IncrementalInducer, induce_edges, induce_referents
 
-_WORDS = ["TKT-1", "tkt-1s", "RT-22", "MAX_RETRIES = 4", "max_retries is now 5", "/etc/a.yaml",
-          "Project Falcon", "team Falcon", "that project", "account 8841-C", "that account", "plain",
-          "ticket RF-1", "created RF-2", "that ticket"]
+_WORDS = [
+    "TKT-1",
+    "tkt-1s",
+    "RT-22",
+    "MAX_RETRIES = 4",
+    "max_retries is now 5",
+    "/etc/a.yaml",
+    "Project Falcon",
+    "team Falcon",
+    "that project",
+    "account 8841-C",
+    "that account",
+    "plain",
+    "ticket RF-1",
+    "created RF-2",
+    "that ticket",
+]
 stores = st.lists(st.lists(st.sampled_from(_WORDS), max_size=4).map(" and ".join), max_size=16)
 
 

@@ -17,7 +17,11 @@ REFUND = [
     {"role": "system", "content": "You are a billing agent."},
     {"role": "user", "content": "Refund the last charge for customer Jones."},
     {"role": "assistant", "content": None, "tool_calls": [call("c1", "lookup_customer", name="Jones")]},
-    {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"account": "8841-C", "charge": "ch_9f2a", "amount": 4200})},
+    {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": json.dumps({"account": "8841-C", "charge": "ch_9f2a", "amount": 4200}),
+    },
     {"role": "assistant", "content": None, "tool_calls": [call("c2", "refund", charge="ch_9f2a", amount=4200)]},
     {"role": "tool", "tool_call_id": "c2", "content": "ok"},
     {"role": "assistant", "content": "Refunded 42.00 on account 8841-C."},

@@ -73,7 +73,17 @@ def test_the_react_agent_sends_a_valid_context_within_budget_with_the_binder(bud
     assert keeps_binder(sent)
     assert sent[-1].content == "Did that account clear KYC?"
     # the session goes on: a tool call and its result, then an answer
-    state = agent.invoke({"messages": [HumanMessage("look up the CloudHost charge of that account", additional_kwargs={"dsgc": {"uses": ["that account"]}})]}, config)
+    state = agent.invoke(
+        {
+            "messages": [
+                HumanMessage(
+                    "look up the CloudHost charge of that account",
+                    additional_kwargs={"dsgc": {"uses": ["that account"]}},
+                )
+            ]
+        },
+        config,
+    )
     assert state["messages"][-1].content.startswith("Result: record for")
     for sent in model.seen[-2:]:
         assert sent and sent_tokens(sent) <= budget
@@ -86,13 +96,18 @@ def test_the_store_follows_remove_message_replacements_and_remove_all():
     model, memory = ScriptedChatModel(), ThreadMemory(2000)
     agent = react_agent(memory, model)
     config = {"configurable": {"thread_id": "t"}}
-    agent.invoke({"messages": [HumanMessage("Account 8841-C is flagged.", id="h1"), HumanMessage("look up invoice 7", id="h2")]}, config)
+    agent.invoke(
+        {"messages": [HumanMessage("Account 8841-C is flagged.", id="h1"), HumanMessage("look up invoice 7", id="h2")]},
+        config,
+    )
     store = memory.store("t")
     assert len(store) == 4  # two user messages, the call, its result (the answer came after the last model call)
     state = agent.get_state(config).values["messages"]
     call = next(m for m in state if isinstance(m, AIMessage) and m.tool_calls)
     result = next(m for m in state if m.type == "tool")
-    agent.update_state(config, {"messages": [RemoveMessage(id="h1"), RemoveMessage(id=call.id), RemoveMessage(id=result.id)]})
+    agent.update_state(
+        config, {"messages": [RemoveMessage(id="h1"), RemoveMessage(id=call.id), RemoveMessage(id=result.id)]}
+    )
     agent.update_state(config, {"messages": [HumanMessage("Account 9000-B is flagged.", id="h2")]})  # replaces h2
     agent.invoke({"messages": [HumanMessage("thanks", id="h3")]}, config)
     texts = [b.text for b in store.blocks(embeddings=False)]
@@ -100,7 +115,8 @@ def test_the_store_follows_remove_message_replacements_and_remove_all():
     deleted = {d.block.text for d in store.deleted()}
     assert {"Account 8841-C is flagged.", "look up invoice 7"} <= deleted  # the record keeps what was removed
     assert [convert_to_openai_messages(m)["content"] for m in model.seen[-1]] == [
-        "Account 9000-B is flagged.", *[convert_to_openai_messages(m)["content"] for m in agent.get_state(config).values["messages"][1:-1]]
+        "Account 9000-B is flagged.",
+        *[convert_to_openai_messages(m)["content"] for m in agent.get_state(config).values["messages"][1:-1]],
     ]
     agent.invoke({"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage("fresh start", id="h4")]}, config)
     assert [b.text for b in store.blocks(embeddings=False)][0] == "fresh start" and len(model.seen[-1]) == 1
@@ -121,7 +137,9 @@ def test_the_hook_under_ainvoke():
     model, memory = ScriptedChatModel(), ThreadMemory(300)
     agent = react_agent(memory, model)
     state = asyncio.run(agent.ainvoke({"messages": langchain_session()}, {"configurable": {"thread_id": "async"}}))
-    assert state["messages"][-1].content.startswith("Answered with") and 0 < len(model.seen[-1]) < len(state["messages"])
+    assert state["messages"][-1].content.startswith("Answered with") and 0 < len(model.seen[-1]) < len(
+        state["messages"]
+    )
     assert sent_tokens(model.seen[-1]) <= 300
 
 
@@ -137,7 +155,9 @@ def test_create_agent_middleware_selects_each_model_request():
     history = langchain_session()
     system, rest = history[0], history[1:]
     model, memory = ScriptedChatModel(), ThreadMemory(400)
-    agent = create_agent(model, [lookup], system_prompt=system.content, middleware=[memory.middleware()], checkpointer=InMemorySaver())
+    agent = create_agent(
+        model, [lookup], system_prompt=system.content, middleware=[memory.middleware()], checkpointer=InMemorySaver()
+    )
     config = {"configurable": {"thread_id": "q"}}
     agent.invoke({"messages": rest}, config)
     sent = model.seen[-1]
@@ -183,8 +203,15 @@ def big_turn():
     from langchain_core.messages import SystemMessage, ToolMessage
 
     call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"query": "charge ch_5521"}, "id": "c1"}], id="a1")
-    result = ToolMessage(json.dumps([{"charge": f"ch_{k}", "status": "disputed"} for k in range(200)]), tool_call_id="c1", id="t1")
-    return [SystemMessage("You triage billing tickets.", id="s0"), HumanMessage("look up charge ch_5521", id="h1"), call, result]
+    result = ToolMessage(
+        json.dumps([{"charge": f"ch_{k}", "status": "disputed"} for k in range(200)]), tool_call_id="c1", id="t1"
+    )
+    return [
+        SystemMessage("You triage billing tickets.", id="s0"),
+        HumanMessage("look up charge ch_5521", id="h1"),
+        call,
+        result,
+    ]
 
 
 def test_by_default_a_tool_result_too_large_is_sent_cut_and_the_state_keeps_it_whole():
@@ -194,7 +221,9 @@ def test_by_default_a_tool_result_too_large_is_sent_cut_and_the_state_keeps_it_w
     whole = history[-1].content
     for sent in (ThreadMemory(80).select(history, thread_id="cut"), select_messages(history, max_tokens=80)):
         assert [m.id for m in sent] == ["s0", "h1", "a1", "t1"] and sent_tokens(sent) <= 80
-        assert sent[-1] is not history[-1] and sent[-1].content.endswith(f" of {len(whole):,} characters to fit the token budget]")
+        assert sent[-1] is not history[-1] and sent[-1].content.endswith(
+            f" of {len(whole):,} characters to fit the token budget]"
+        )
         check_messages([convert_to_openai_messages(m) for m in sent])
     assert history[-1].content == whole
     with pytest.raises(Exception, match="evicting a pinned block"):
@@ -214,7 +243,9 @@ def test_a_history_without_a_user_message_is_never_sent_empty():
 def test_a_store_factory_must_count_the_budget_s_tokens():
     from dsgc_fast import MemoryStore
 
-    memory = ThreadMemory(300, tokenizer="o200k_base", store_factory=lambda thread, counter: MemoryStore(tokenizer="whitespace"))
+    memory = ThreadMemory(
+        300, tokenizer="o200k_base", store_factory=lambda thread, counter: MemoryStore(tokenizer="whitespace")
+    )
     with pytest.raises(ValueError, match="store_factory's store counts 'whitespace' tokens"):
         memory.select([HumanMessage("hi")])
     files = ThreadMemory(300, store_factory=lambda thread, counter: MemoryStore(tokenizer=counter))

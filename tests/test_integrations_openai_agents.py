@@ -30,7 +30,9 @@ from dsgc_fast.token_counts import message_tokens, token_counter
 from tests._scripted_agents_model import ScriptedModel, chat_to_items
 from tests._scripted_models import lookup as lookup_text
 
-SESSION = [json.loads(line) for line in (Path(__file__).parent / "data" / "support_long.jsonl").read_text().splitlines()]
+SESSION = [
+    json.loads(line) for line in (Path(__file__).parent / "data" / "support_long.jsonl").read_text().splitlines()
+]
 ANNOTATIONS = {m["content"]: m["dsgc"] for m in SESSION if "dsgc" in m}
 COUNT = token_counter(None)
 
@@ -60,7 +62,13 @@ CALL = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments":
 CALL2 = {"type": "function_call", "call_id": "c2", "name": "lookup", "arguments": "{}"}
 OUT = {"type": "function_call_output", "call_id": "c1", "output": "one"}
 OUT2 = {"type": "function_call_output", "call_id": "c2", "output": "two"}
-SAID = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed", "content": [{"type": "output_text", "text": "checking", "annotations": []}]}
+SAID = {
+    "type": "message",
+    "role": "assistant",
+    "id": "msg_1",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "checking", "annotations": []}],
+}
 USER = {"role": "user", "content": "hi"}
 
 
@@ -68,9 +76,15 @@ USER = {"role": "user", "content": "hi"}
     ("items", "groups"),
     [
         (chat_to_items(SESSION), None),
-        ([USER, REASONING, SAID, CALL, CALL2, OUT, OUT2], [(0,), (1, 2, 3, 4), (5,), (6,)]),  # text, then parallel calls
+        (
+            [USER, REASONING, SAID, CALL, CALL2, OUT, OUT2],
+            [(0,), (1, 2, 3, 4), (5,), (6,)],
+        ),  # text, then parallel calls
         ([USER, CALL, SAID, OUT], [(0,), (1, 2), (3,)]),  # a streamed turn: the call before the text
-        ([USER, {"role": "assistant", "content": "plain"}, CALL, OUT], [(0,), (1,), (2,), (3,)]),  # a plain message closes
+        (
+            [USER, {"role": "assistant", "content": "plain"}, CALL, OUT],
+            [(0,), (1,), (2,), (3,)],
+        ),  # a plain message closes
         ([USER, SAID, REASONING], [(0,), (1,), (2,)]),  # trailing reasoning: a group without a message
     ],
 )
@@ -136,7 +150,9 @@ def test_the_filter_returns_the_input_items_themselves_and_never_an_empty_list()
 def test_the_async_filter():
     from agents.run_config import CallModelData, ModelInputData
 
-    data = CallModelData(model_data=ModelInputData(input=chat_to_items(SESSION), instructions="x"), agent=None, context=None)
+    data = CallModelData(
+        model_data=ModelInputData(input=chat_to_items(SESSION), instructions="x"), agent=None, context=None
+    )
     got = asyncio.run(InputFilter(200).filter_async(data))
     assert got.instructions == "x" and cost(got.input) <= 200
 

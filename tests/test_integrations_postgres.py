@@ -84,7 +84,16 @@ def test_a_session_continues_across_two_workers_through_postgres(postgres_uri):
             (one, first[:60]),  # the session so far, written by worker one
             (two, first[60:]),  # continued by worker two, which meets the thread for the first time
             (one, [question]),  # back to worker one: it catches up with worker two's turn
-            (two, [{"role": "user", "content": "look up the CloudHost charge of that account", "dsgc": {"uses": ["that account"]}}]),
+            (
+                two,
+                [
+                    {
+                        "role": "user",
+                        "content": "look up the CloudHost charge of that account",
+                        "dsgc": {"uses": ["that account"]},
+                    }
+                ],
+            ),
         ]
         state = 0
         for k, (worker, messages) in enumerate(turns):

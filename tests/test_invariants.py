@@ -151,7 +151,9 @@ def test_mathematical_tie_between_different_sums_goes_to_order():
 
 @given(
     conversations(pin=True),
-    st.lists(st.tuples(st.integers(0, 120), st.sampled_from(POLICIES), st.sampled_from(SELECTIONS)), min_size=1, max_size=4),
+    st.lists(
+        st.tuples(st.integers(0, 120), st.sampled_from(POLICIES), st.sampled_from(SELECTIONS)), min_size=1, max_size=4
+    ),
 )
 @settings(max_examples=examples(0.5))
 def test_tool_units_never_split_for_any_policy_or_selection(messages, steps):
@@ -181,4 +183,6 @@ def test_a_bad_binding_table_cost_is_refused_not_charged(cost_fn):
     uses, binds = [[], ["x"], []], [{"x": "v"}, None, None]
     for module in (dsgc_fast, dsgc_ref):
         with pytest.raises((ValueError, TypeError), match="cost_fn"):
-            module.retain([1.0, 1.0], [[1.0, 1.0]] * 3, [10, 1, 1], 3, live=[1], uses=uses, binds=binds, cost_fn=cost_fn)
+            module.retain(
+                [1.0, 1.0], [[1.0, 1.0]] * 3, [10, 1, 1], 3, live=[1], uses=uses, binds=binds, cost_fn=cost_fn
+            )

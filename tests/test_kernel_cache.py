@@ -44,5 +44,5 @@ def test_the_test_run_caches_under_a_hash_of_the_kernel_sources():
 
     if os.environ.get("NUMBA_CACHE_DIR") != str(_kernel_cache_dir()):
         pytest.skip("NUMBA_CACHE_DIR was set from outside the test run")
-    assert numba.config.CACHE_DIR == str(_kernel_cache_dir())
+    assert str(_kernel_cache_dir()) == numba.config.CACHE_DIR
     assert _kernel_cache_dir().parent.name == ".numba-cache" and len(_kernel_cache_dir().name) == 16

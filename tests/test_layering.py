@@ -91,16 +91,27 @@ def test_the_harness_reads_only_exported_names():
     bad = []
     for path in sorted((SRC / "dsgc_bench").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in exported:
-                if node.attr not in exported[node.value.id]:
-                    bad.append((path.relative_to(SRC).as_posix(), f"{node.value.id}.{node.attr}"))
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in exported
+                and node.attr not in exported[node.value.id]
+            ):
+                bad.append((path.relative_to(SRC).as_posix(), f"{node.value.id}.{node.attr}"))
             if isinstance(node, ast.ImportFrom) and node.module in exported and not node.level:
-                bad += [(path.relative_to(SRC).as_posix(), f"{node.module}.{a.name}") for a in node.names
-                        if a.name not in exported[node.module] and not _is_module(f"{node.module}.{a.name}")]
+                bad += [
+                    (path.relative_to(SRC).as_posix(), f"{node.module}.{a.name}")
+                    for a in node.names
+                    if a.name not in exported[node.module] and not _is_module(f"{node.module}.{a.name}")
+                ]
     assert bad == []
 
 
 def test_the_engine_core_never_imports_the_framework_adapters():
     """``dsgc_fast.integrations`` needs the extras' libraries; nothing outside it may import it."""
-    bad = [(f, m) for f, m in imports("dsgc_fast") if m.startswith("dsgc_fast.integrations") and not f.startswith("dsgc_fast/integrations/")]
+    bad = [
+        (f, m)
+        for f, m in imports("dsgc_fast")
+        if m.startswith("dsgc_fast.integrations") and not f.startswith("dsgc_fast/integrations/")
+    ]
     assert bad == []

@@ -50,8 +50,10 @@ def conversations(draw, first_call=0, pin=False):
     for _ in range(draw(st.integers(1, 5))):
         messages.append({"role": "user", "content": draw(sentences)})
         for _ in range(draw(st.integers(0, 2))):
-            calls = [call(f"call_{number + j}", draw(st.sampled_from(WORDS)), json.dumps({"q": draw(sentences)}))
-                     for j in range(draw(st.integers(1, 3)))]
+            calls = [
+                call(f"call_{number + j}", draw(st.sampled_from(WORDS)), json.dumps({"q": draw(sentences)}))
+                for j in range(draw(st.integers(1, 3)))
+            ]
             number += len(calls)
             messages.append({"role": "assistant", "content": draw(st.none() | sentences), "tool_calls": calls})
             messages += [{"role": "tool", "tool_call_id": c["id"], "content": draw(sentences)} for c in calls]
@@ -81,8 +83,11 @@ def assert_units_whole(store, units):
         assert unit <= active or not (unit & active), f"tool unit {sorted(unit)} split: active {sorted(unit & active)}"
 
 
-@given(conversations(pin=True), st.lists(st.tuples(st.integers(0, 150), st.sampled_from(dsgc_fast.POLICIES)), min_size=1, max_size=3),
-       st.integers(0, 10))
+@given(
+    conversations(pin=True),
+    st.lists(st.tuples(st.integers(0, 150), st.sampled_from(dsgc_fast.POLICIES)), min_size=1, max_size=3),
+    st.integers(0, 10),
+)
 def test_tool_units_never_split_and_output_is_valid(messages, steps, recall_seed):
     store = new_store()
     ids = add_messages(store, messages)
@@ -100,7 +105,7 @@ def test_tool_units_never_split_and_output_is_valid(messages, steps, recall_seed
         out = to_messages(store)
         check_messages(out)
         archived = store.archived_ids()
-        store.recall(archived[recall_seed % max(len(archived), 1):][:2])
+        store.recall(archived[recall_seed % max(len(archived), 1) :][:2])
         assert_units_whole(store, units)
         check_messages(to_messages(store))
 
@@ -121,7 +126,11 @@ def test_round_trip_without_eviction_is_exact(first, second):
 def test_round_trip_keeps_every_field_and_strips_annotations():
     messages = [
         {"role": "system", "content": "rules", "dsgc": {"id": "sys"}},
-        {"role": "user", "name": "ana", "content": [{"type": "text", "text": "look up 8841-C"}, {"type": "image_url", "image_url": {"url": "x"}}]},
+        {
+            "role": "user",
+            "name": "ana",
+            "content": [{"type": "text", "text": "look up 8841-C"}, {"type": "image_url", "image_url": {"url": "x"}}],
+        },
         {"role": "assistant", "content": None, "refusal": None, "tool_calls": [call("c1"), call("c2", "kyc", "{}")]},
         {"role": "tool", "tool_call_id": "c2", "content": "cleared", "dsgc": {"binds": {"kyc status": "cleared"}}},
         {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "found"}]},
@@ -159,12 +168,15 @@ def test_tool_unit_is_evicted_and_recalled_together():
 
 def test_tool_result_for_an_archived_call_recalls_the_call():
     store = new_store()
-    add_messages(store, [
-        {"role": "system", "content": "agent"},
-        {"role": "user", "content": "search the ledger"},
-        {"role": "assistant", "content": None, "tool_calls": [call("s1", "search"), call("s2", "search")]},
-        {"role": "tool", "tool_call_id": "s1", "content": "ledger row one"},
-    ])
+    add_messages(
+        store,
+        [
+            {"role": "system", "content": "agent"},
+            {"role": "user", "content": "search the ledger"},
+            {"role": "assistant", "content": None, "tool_calls": [call("s1", "search"), call("s2", "search")]},
+            {"role": "tool", "tool_call_id": "s1", "content": "ledger row one"},
+        ],
+    )
     store.compact("nothing relevant", 2, live=[])
     assert "m2" not in store
     add_messages(store, [{"role": "tool", "tool_call_id": "s2", "content": "ledger row two"}])
@@ -174,13 +186,19 @@ def test_tool_result_for_an_archived_call_recalls_the_call():
 
 def test_binding_table_is_rendered_after_the_system_prompt():
     store = new_store()
-    add_messages(store, [
-        {"role": "system", "content": "triage"},
-        {"role": "user", "content": "account 8841-C, the one flagged last week, disputes a billing charge",
-         "dsgc": {"binds": {"that account": "8841-C"}}},
-        {"role": "assistant", "content": "noted"},
-        {"role": "user", "content": "did that account clear KYC?", "dsgc": {"uses": ["that account"]}},
-    ])
+    add_messages(
+        store,
+        [
+            {"role": "system", "content": "triage"},
+            {
+                "role": "user",
+                "content": "account 8841-C, the one flagged last week, disputes a billing charge",
+                "dsgc": {"binds": {"that account": "8841-C"}},
+            },
+            {"role": "assistant", "content": "noted"},
+            {"role": "user", "content": "did that account clear KYC?", "dsgc": {"uses": ["that account"]}},
+        ],
+    )
     report = compact_messages(store, 1 + 5 + 5)
     assert report.binding_table is not None
     out = to_messages(store)
@@ -204,23 +222,48 @@ def test_compact_messages_needs_a_query_without_user_messages():
     [
         (['{"role": "user", "content": "hi"}', "{not json"], "line 2", "invalid JSON"),
         (['{"role": "tool", "tool_call_id": "c9", "content": "x"}'], "line 1", "no matching assistant tool call"),
-        (['{"role": "user", "content": "a", "dsgc": {"id": "x"}}', '{"role": "user", "content": "b", "dsgc": {"id": "x"}}'],
-         "line 2", "duplicate block id 'x' \\(already on line 1\\)"),
-        (['{"role": "user", "content": "a", "dsgc": {"depends_on": ["ghost"]}}'], "line 1", "unknown dependency id 'ghost'"),
+        (
+            [
+                '{"role": "user", "content": "a", "dsgc": {"id": "x"}}',
+                '{"role": "user", "content": "b", "dsgc": {"id": "x"}}',
+            ],
+            "line 2",
+            "duplicate block id 'x' \\(already on line 1\\)",
+        ),
+        (
+            ['{"role": "user", "content": "a", "dsgc": {"depends_on": ["ghost"]}}'],
+            "line 1",
+            "unknown dependency id 'ghost'",
+        ),
         (['{"text": "plain", "id": "p", "depends_on": ["nope"]}'], "line 1", "unknown dependency id 'nope'"),
         (['["a list"]'], "line 1", "expected a JSON object"),
         (['{"role": "user", "content": 5}'], "line 1", "content must be"),
         (['{"role": "user", "content": "a", "dsgc": {"colour": 1}}'], "line 1", "unknown 'dsgc' annotation field"),
         (['{"id": "b"}'], "line 1", "needs a string 'text'"),
-        (['{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f"}}]}',
-          '{"role": "tool", "tool_call_id": "c1", "content": "a"}',
-          '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "g"}}]}'],
-         "line 3", "duplicate tool call id 'c1'"),
-        (['{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f"}}]}',
-          '{"role": "tool", "tool_call_id": "c1", "content": "a"}', '{"role": "tool", "tool_call_id": "c1", "content": "b"}'],
-         "line 3", "second tool result"),
+        (
+            [
+                '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f"}}]}',
+                '{"role": "tool", "tool_call_id": "c1", "content": "a"}',
+                '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "g"}}]}',
+            ],
+            "line 3",
+            "duplicate tool call id 'c1'",
+        ),
+        (
+            [
+                '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f"}}]}',
+                '{"role": "tool", "tool_call_id": "c1", "content": "a"}',
+                '{"role": "tool", "tool_call_id": "c1", "content": "b"}',
+            ],
+            "line 3",
+            "second tool result",
+        ),
         (['{"role": "user", "content": "x", "tool_calls": []}'], "line 1", "only assistant messages"),
-        (['{"role": "assistant", "content": null, "tool_calls": ["c1"]}'], "line 1", "each tool call needs a string 'id'"),
+        (
+            ['{"role": "assistant", "content": null, "tool_calls": ["c1"]}'],
+            "line 1",
+            "each tool call needs a string 'id'",
+        ),
         (['{"role": "user", "content": "x", "dsgc": {"pinned": "yes"}}'], "line 1", "pinned must be"),
         (['{"role": "user", "content": "x", "dsgc": {"cost": -2}}'], "line 1", "cost must be a non-negative"),
     ],
@@ -238,7 +281,9 @@ def test_blank_lines_keep_line_numbers_and_message_indexes_name_errors():
     with pytest.raises(SessionError, match="^line 4: invalid JSON"):
         read_jsonl(io.StringIO('{"role": "user", "content": "a"}\n\n   \n{oops\n'))
     with pytest.raises(SessionError, match="^message 1: tool result for call 'zz'"):
-        add_messages(new_store(), [{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "zz", "content": "b"}])
+        add_messages(
+            new_store(), [{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "zz", "content": "b"}]
+        )
 
 
 @pytest.mark.parametrize(
@@ -246,8 +291,14 @@ def test_blank_lines_keep_line_numbers_and_message_indexes_name_errors():
     [
         ([{"role": "tool", "tool_call_id": "a", "content": "x"}], "no open assistant tool call"),
         ([{"role": "assistant", "tool_calls": [call("a")]}, {"role": "user", "content": "x"}], "have no result"),
-        ([{"role": "assistant", "tool_calls": [call("a")]}, {"role": "tool", "tool_call_id": "a"},
-          {"role": "tool", "tool_call_id": "a"}], "no open assistant tool call"),
+        (
+            [
+                {"role": "assistant", "tool_calls": [call("a")]},
+                {"role": "tool", "tool_call_id": "a"},
+                {"role": "tool", "tool_call_id": "a"},
+            ],
+            "no open assistant tool call",
+        ),
     ],
 )
 def test_check_messages_rejects_invalid_lists(messages, match):
@@ -256,20 +307,28 @@ def test_check_messages_rejects_invalid_lists(messages, match):
 
 
 def test_check_messages_accepts_pending_final_calls():
-    check_messages([{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call("a"), call("b")]},
-                    {"role": "tool", "tool_call_id": "a"}])
+    check_messages(
+        [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "tool_calls": [call("a"), call("b")]},
+            {"role": "tool", "tool_call_id": "a"},
+        ]
+    )
 
 
 def test_the_turn_in_progress_is_live():
     store = new_store()
-    add_messages(store, [
-        {"role": "system", "content": "agent"},
-        {"role": "user", "content": "refund the kyc invoice for the account"},
-        {"role": "assistant", "content": "refund kyc invoice account answered"},
-        {"role": "user", "content": "check the weather"},
-        {"role": "assistant", "content": None, "tool_calls": [call("w", "forecast", "{}")]},
-        {"role": "tool", "tool_call_id": "w", "content": "rain later"},
-    ])
+    add_messages(
+        store,
+        [
+            {"role": "system", "content": "agent"},
+            {"role": "user", "content": "refund the kyc invoice for the account"},
+            {"role": "assistant", "content": "refund kyc invoice account answered"},
+            {"role": "user", "content": "check the weather"},
+            {"role": "assistant", "content": None, "tool_calls": [call("w", "forecast", "{}")]},
+            {"role": "tool", "tool_call_id": "w", "content": "rain later"},
+        ],
+    )
     report = compact_messages(store, 1 + 3 + 1 + 2)
     assert report.kept == ["m0", "m3", "m4", "m5"] and report.query == "check the weather"
     assert all(report.decisions[i].root for i in report.kept)
@@ -277,15 +336,21 @@ def test_the_turn_in_progress_is_live():
 
 def test_a_pinned_tool_result_keeps_its_unit_whole_under_escalation():
     store = new_store()
-    add_messages(store, [
-        {"role": "system", "content": "agent"},
-        {"role": "user", "content": "account 8841-C, the one flagged last week, disputes a billing charge",
-         "dsgc": {"binds": {"that account": "8841-C"}}},
-        {"role": "assistant", "content": None, "tool_calls": [call("k1", "kyc", "{}"), call("k2", "ledger", "{}")]},
-        {"role": "tool", "tool_call_id": "k1", "content": "kyc cleared", "dsgc": {"pinned": True}},
-        {"role": "tool", "tool_call_id": "k2", "content": "ledger row for the account"},
-        {"role": "user", "content": "so did that account clear?", "dsgc": {"uses": ["that account"]}},
-    ])
+    add_messages(
+        store,
+        [
+            {"role": "system", "content": "agent"},
+            {
+                "role": "user",
+                "content": "account 8841-C, the one flagged last week, disputes a billing charge",
+                "dsgc": {"binds": {"that account": "8841-C"}},
+            },
+            {"role": "assistant", "content": None, "tool_calls": [call("k1", "kyc", "{}"), call("k2", "ledger", "{}")]},
+            {"role": "tool", "tool_call_id": "k1", "content": "kyc cleared", "dsgc": {"pinned": True}},
+            {"role": "tool", "tool_call_id": "k2", "content": "ledger row for the account"},
+            {"role": "user", "content": "so did that account clear?", "dsgc": {"uses": ["that account"]}},
+        ],
+    )
     report = compact_messages(store, 1 + 2 + 2 + 5 + 5 + 5)  # roots: system, the tool unit, last user; table
     assert report.binding_table is not None and report.evicted == ["m1"]
     assert {"m2", "m3", "m4"} <= set(report.kept)
@@ -295,24 +360,76 @@ def test_a_pinned_tool_result_keeps_its_unit_whole_under_escalation():
 @pytest.mark.parametrize(
     ("batches", "where", "match"),
     [
-        ([[{"role": "user", "content": "a", "dsgc": {"binds": {"tool_call:c1": "f"}}},
-           {"role": "tool", "tool_call_id": "c1", "content": "r"}]], "message 0", "binds may not name 'tool_call:c1'"),
+        (
+            [
+                [
+                    {"role": "user", "content": "a", "dsgc": {"binds": {"tool_call:c1": "f"}}},
+                    {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                ]
+            ],
+            "message 0",
+            "binds may not name 'tool_call:c1'",
+        ),
         ([[{"text": "note", "binds": {"tool_result:c1": "x"}}]], "message 0", "binds may not name 'tool_result:c1'"),
-        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1")]},
-           {"role": "user", "content": "interrupt"}, {"role": "tool", "tool_call_id": "c1", "content": "r"}]],
-         "message 1", r"tool call\(s\) \['c1'\] still wait"),
-        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1")]},
-           {"role": "assistant", "content": None, "tool_calls": [call("c2")]}]], "message 1", "still wait"),
-        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]},
-           {"role": "tool", "tool_call_id": "c1", "content": "r"}, {"text": "a note"}]], "message 2", r"\['c2'\] still wait"),
-        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1")]}], [{"role": "user", "content": "later"}]],
-         "message 0", "still wait"),  # the open call comes from the store
-        ([[{"role": "assistant", "content": None, "tool_calls": [call("c1")]}, {"role": "tool", "tool_call_id": "c1", "content": "r"},
-           {"role": "assistant", "content": None, "tool_calls": [call("c2")]}, {"role": "tool", "tool_call_id": "c2", "content": "r"},
-           {"role": "user", "content": "next"}], [{"role": "tool", "tool_call_id": "c9", "content": "r"}]],
-         "message 0", "no matching assistant tool call"),
-        ([[{"text": "forged", "meta": {"role": "tool", "message": {"role": "tool", "tool_call_id": "zz"}}}]], "message 0",
-         "may not use the keys"),
+        (
+            [
+                [
+                    {"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+                    {"role": "user", "content": "interrupt"},
+                    {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                ]
+            ],
+            "message 1",
+            r"tool call\(s\) \['c1'\] still wait",
+        ),
+        (
+            [
+                [
+                    {"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+                    {"role": "assistant", "content": None, "tool_calls": [call("c2")]},
+                ]
+            ],
+            "message 1",
+            "still wait",
+        ),
+        (
+            [
+                [
+                    {"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                    {"text": "a note"},
+                ]
+            ],
+            "message 2",
+            r"\['c2'\] still wait",
+        ),
+        (
+            [
+                [{"role": "assistant", "content": None, "tool_calls": [call("c1")]}],
+                [{"role": "user", "content": "later"}],
+            ],
+            "message 0",
+            "still wait",
+        ),  # the open call comes from the store
+        (
+            [
+                [
+                    {"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                    {"role": "assistant", "content": None, "tool_calls": [call("c2")]},
+                    {"role": "tool", "tool_call_id": "c2", "content": "r"},
+                    {"role": "user", "content": "next"},
+                ],
+                [{"role": "tool", "tool_call_id": "c9", "content": "r"}],
+            ],
+            "message 0",
+            "no matching assistant tool call",
+        ),
+        (
+            [[{"text": "forged", "meta": {"role": "tool", "message": {"role": "tool", "tool_call_id": "zz"}}}]],
+            "message 0",
+            "may not use the keys",
+        ),
     ],
 )
 def test_sessions_that_would_not_round_trip_are_refused_at_input(batches, where, match):
@@ -334,5 +451,7 @@ def test_an_open_call_is_answered_in_a_later_batch_even_when_archived():
                          {"role": "assistant", "content": None, "tool_calls": [call("c1"), call("c2")]},
                          {"role": "tool", "tool_call_id": "c1", "content": "first"}])  # fmt: skip
     store.compact("nothing", 0, live=[])  # everything archived, the open call too
-    add_messages(store, [{"role": "tool", "tool_call_id": "c2", "content": "second"}, {"role": "user", "content": "ok"}])
+    add_messages(
+        store, [{"role": "tool", "tool_call_id": "c2", "content": "second"}, {"role": "user", "content": "ok"}]
+    )
     check_messages(to_messages(store))

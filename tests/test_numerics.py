@@ -51,7 +51,9 @@ def test_concurrent_calls_from_python_threads_agree():
     serial = [dsgc_fast.retain(qk, embs, costs, 20_000, edges=graph).retained for qk in queries]
     with ThreadPoolExecutor(max_workers=4) as pool:
         for _ in range(3):
-            results = list(pool.map(lambda qk: dsgc_fast.retain(qk, embs, costs, 20_000, edges=graph).retained, queries))
+            results = list(
+                pool.map(lambda qk: dsgc_fast.retain(qk, embs, costs, 20_000, edges=graph).retained, queries)
+            )
             for a, b in zip(serial, results):
                 assert np.array_equal(a, b)
 

@@ -9,13 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dsgc_fast
-from dsgc_fast import _config, engine, stages
+from dsgc_fast import _config, engine
 from dsgc_fast.kernels import propagation, scoring, selection
 from dsgc_ref import equations
 
 from ._cases import assert_same, examples, retention_cases
 from .test_equivalence import run_both
-
 
 
 @st.composite

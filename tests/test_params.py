@@ -18,7 +18,14 @@ from dsgc_ref.contract import PARAM_NAMES, ParamOverrides, Params
 
 #: a non-default value for every field
 CHANGED = dict(
-    policy="no_graph", selection="prefix", lambda_pi=0.5, tau=0.5, hops=2, decay=0.25, density_exponent=0.5, recency_decay=0.5,
+    policy="no_graph",
+    selection="prefix",
+    lambda_pi=0.5,
+    tau=0.5,
+    hops=2,
+    decay=0.25,
+    density_exponent=0.5,
+    recency_decay=0.5,
     working_weight=2.0,
 )
 
@@ -83,11 +90,19 @@ def test_every_engine_entry_point_takes_every_field(name):
 
 SESSION = [
     {"role": "system", "content": "You are a support triage assistant."},
-    {"role": "user", "content": "Account 8841-C disputes a billing charge from March.", "dsgc": {"binds": {"that account": "8841-C"}}},
+    {
+        "role": "user",
+        "content": "Account 8841-C disputes a billing charge from March.",
+        "dsgc": {"binds": {"that account": "8841-C"}},
+    },
     {"role": "assistant", "content": "I will look at the March charge on account 8841-C."},
     {"role": "user", "content": "How long does KYC verification take for a business?"},
     {"role": "assistant", "content": "KYC verification for a business takes two to five days."},
-    {"role": "user", "content": "Did that account clear KYC?", "dsgc": {"uses": ["that account"], "depends_on": ["m1"]}},
+    {
+        "role": "user",
+        "content": "Did that account clear KYC?",
+        "dsgc": {"uses": ["that account"], "depends_on": ["m1"]},
+    },
 ]
 
 
@@ -106,7 +121,9 @@ def test_store_adapter_and_cli_take_every_field(name, tmp_path, capsys):
     session = tmp_path / "session.jsonl"
     session.write_text("".join(json.dumps(m) + "\n" for m in SESSION))
     option = "--" + name.replace("_", "-")
-    assert main(["retain", "--input", str(session), "--budget", "55", "--format", "json", option, str(CHANGED[name])]) == 0
+    assert (
+        main(["retain", "--input", str(session), "--budget", "55", "--format", "json", option, str(CHANGED[name])]) == 0
+    )
     got = json.loads(capsys.readouterr().out)
     assert got["decisions"] == want["decisions"] and got["policy"] == want["policy"]
 

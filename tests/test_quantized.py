@@ -63,7 +63,9 @@ def test_quantized_retention_equals_the_oracle(n, d, form, queries, q_scale, pol
     fast, ref = _pair(codes, kw)
     common = dict(policy=policy, hops=hops)
     try:
-        want = dsgc_ref.retain(q.tolist(), ref, costs.tolist(), budget, edges=None if edges is None else edges.tolist(), **common)
+        want = dsgc_ref.retain(
+            q.tolist(), ref, costs.tolist(), budget, edges=None if edges is None else edges.tolist(), **common
+        )
     except ValueError as exc:  # the offset term can overflow at q_scale 1e200: both must say so
         with pytest.raises(ValueError, match="overflows"):
             dsgc_fast.retain(q, fast, costs, budget, edges=edges, **common)

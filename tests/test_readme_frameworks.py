@@ -20,7 +20,9 @@ os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
 def quickstart(name: str) -> tuple[str, str | None]:
     """The code block after the marker, and the plain block right after it (its output), if any."""
-    found = re.search(rf"<!-- quickstart: {re.escape(name)} -->\n```python\n(.*?)```\n(?:\n```\n(.*?)```\n)?", README, re.S)
+    found = re.search(
+        rf"<!-- quickstart: {re.escape(name)} -->\n```python\n(.*?)```\n(?:\n```\n(.*?)```\n)?", README, re.S
+    )
     assert found, f"no quick start {name!r} in README.md"
     return found.group(1), found.group(2)
 

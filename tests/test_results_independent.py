@@ -19,7 +19,9 @@ def test_rank_does_not_follow_a_reused_order_buffer():
     q, embs, costs, edges = _store()
     order = np.random.default_rng(1).permutation(40).astype(np.int64)  # C-contiguous int64: no copy needed
     got = dsgc_fast.retain(q, embs, costs, 30, edges=edges, order=order)
-    expected = dsgc_ref.retain(q.tolist(), embs.tolist(), costs.tolist(), 30, edges=edges.tolist(), order=order.tolist())
+    expected = dsgc_ref.retain(
+        q.tolist(), embs.tolist(), costs.tolist(), 30, edges=edges.tolist(), order=order.tolist()
+    )
     order[:] = 10**9  # the caller reuses its buffer; out-of-range values used to reach the rank kernel
     assert got.rank.tolist() == expected.rank
     assert got.order is not None and not got.order.flags.writeable

@@ -54,7 +54,9 @@ def same_report(selection, report):
     got = selection.report.to_dict()
     want.pop("compaction"), got.pop("compaction")
     assert got == want
-    assert [selection.ids[i] for i in selection.indices] == [i for i in report.kept if not i.startswith("binding-table-")]
+    assert [selection.ids[i] for i in selection.indices] == [
+        i for i in report.kept if not i.startswith("binding-table-")
+    ]
 
 
 @given(
@@ -140,7 +142,9 @@ def test_an_edited_history_is_parsed_again_and_decides_as_fresh():
     select(SAMPLE, 120, cache=cache)
     edited = copy.deepcopy(SAMPLE)
     edited[5]["content"] = "Next: how long does verification of a charity take?"
-    assert select(edited, 120, cache=cache).report.to_dict() == select(edited, 120, cache=SelectCache()).report.to_dict()
+    assert (
+        select(edited, 120, cache=cache).report.to_dict() == select(edited, 120, cache=SelectCache()).report.to_dict()
+    )
     shorter = SAMPLE[:10]
     assert select(shorter, 60, cache=cache).messages == select(shorter, 60, cache=SelectCache()).messages
 
@@ -195,10 +199,14 @@ def test_used_is_what_the_chat_request_costs():
     ("messages", "match"),
     [
         ([{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}], "message 1: unknown role 'robot'"),
-        ([{"role": "user", "content": "a"}, {"role": "assistant", "content": None, "tool_calls": [call("c1")]}],
-         r"message 1: tool call\(s\) \['c1'\] have no result"),
-        ([{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "c9", "content": "r"}],
-         "message 1: tool result for call 'c9' has no matching"),
+        (
+            [{"role": "user", "content": "a"}, {"role": "assistant", "content": None, "tool_calls": [call("c1")]}],
+            r"message 1: tool call\(s\) \['c1'\] have no result",
+        ),
+        (
+            [{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "c9", "content": "r"}],
+            "message 1: tool result for call 'c9' has no matching",
+        ),
         ([{"role": "user", "content": "a\ud800"}], "message 0: text is not valid Unicode"),
     ],
 )
@@ -270,7 +278,9 @@ def test_truncate_cuts_the_largest_tool_result_to_fit_and_marks_it():
     cut = got.truncated[20]
     assert cut.original_cost > cut.cost and cut.length == len(messages[20]["content"])
     sent = got.messages[-1]["content"]
-    assert sent.endswith(cut_marker(cut.cut, cut.length)) and messages[20]["content"].startswith(sent.split("\n[dsgc")[0])
+    assert sent.endswith(cut_marker(cut.cut, cut.length)) and messages[20]["content"].startswith(
+        sent.split("\n[dsgc")[0]
+    )
     assert conversation_tokens(got.messages) == got.used + TOKENS_REPLY_PRIMING
     check_messages(got.messages)
     store, report = store_path(messages, budget, None, on_over_budget="truncate")
@@ -304,7 +314,10 @@ def test_the_store_keeps_a_cut_result_cut_with_its_original_in_meta(tmp_path):
         ids = add_messages(store, messages)
         report = compact_messages(store, 400, on_over_budget="truncate")
         block = store.get(ids[20])
-        assert report.truncated[ids[20]].cost == block.cost and block.meta["truncated"]["content"] == messages[20]["content"]
+        assert (
+            report.truncated[ids[20]].cost == block.cost
+            and block.meta["truncated"]["content"] == messages[20]["content"]
+        )
         assert store.used == report.used <= 400
     with MemoryStore(archive=path) as reopened:  # the cut is in the database
         again = reopened.get(ids[20])
@@ -329,7 +342,10 @@ def test_a_message_edited_in_place_is_seen_on_the_next_call():
     cache = SelectCache()
     select(messages, 150, cache=cache)
     messages[15]["content"] = "Did the new merchant batch clear KYC? Answer about that account too."
-    assert select(messages, 150, cache=cache).report.to_dict() == select(messages, 150, cache=SelectCache()).report.to_dict()
+    assert (
+        select(messages, 150, cache=cache).report.to_dict()
+        == select(messages, 150, cache=SelectCache()).report.to_dict()
+    )
 
 
 def test_a_json_copy_of_the_messages_is_recognized_as_the_same_history():
@@ -344,7 +360,9 @@ def test_cached_rows_are_bounded():
     cache = SelectCache(max_texts=5)
     select(SAMPLE, 100, cache=cache)
     assert len(cache.rows) <= 5
-    assert select(SAMPLE, 100, cache=cache).report.to_dict() == select(SAMPLE, 100, cache=SelectCache()).report.to_dict()
+    assert (
+        select(SAMPLE, 100, cache=cache).report.to_dict() == select(SAMPLE, 100, cache=SelectCache()).report.to_dict()
+    )
     with pytest.raises(ValueError, match="max_histories"):
         SelectCache(max_histories=0)
 

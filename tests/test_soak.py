@@ -28,7 +28,22 @@ from dsgc_fast.store import MemoryStore
 
 CYCLES = int(os.environ.get("DSGC_SOAK_CYCLES", "300"))
 BUDGET = 150
-WORDS = "account refund kyc charge payout merchant invoice ledger fraud clear flagged review é 雪".split()
+WORDS = [
+    "account",
+    "refund",
+    "kyc",
+    "charge",
+    "payout",
+    "merchant",
+    "invoice",
+    "ledger",
+    "fraud",
+    "clear",
+    "flagged",
+    "review",
+    "é",
+    "雪",
+]
 #: Python bytes a block may add: its 2 KiB embedding row, id/slot/uses/binds entries, and the
 #: growable arrays doubling inside the traced window (the new buffer is traced, the freed old
 #: one was allocated before tracing began): about 7.5 KiB measured here

@@ -30,8 +30,16 @@ def snapshot(store: MemoryStore) -> dict[str, tuple]:
     for block_id in store.ids() + store.archived_ids():
         b = store.get(block_id)
         out[block_id] = (
-            b.text, b.cost, b.seq, b.depends_on, b.binds, b.uses, b.pinned, b.meta,
-            b.embedding.tobytes(), block_id in store,
+            b.text,
+            b.cost,
+            b.seq,
+            b.depends_on,
+            b.binds,
+            b.uses,
+            b.pinned,
+            b.meta,
+            b.embedding.tobytes(),
+            block_id in store,
         )
     return out
 
@@ -79,7 +87,9 @@ def test_add_compact_recall_lose_nothing(session, steps):
     store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     texts = {}
     for k, (text, deps, binds, uses, pinned) in enumerate(session):
-        texts[store.add(text, id=f"k{k}", depends_on=[f"k{d}" for d in deps], binds=binds, uses=uses, pinned=pinned)] = text
+        texts[
+            store.add(text, id=f"k{k}", depends_on=[f"k{d}" for d in deps], binds=binds, uses=uses, pinned=pinned)
+        ] = text
         assert_closed(store)
         if k % 7 == 6:  # compact in the middle of the session too
             try:
@@ -129,7 +139,11 @@ def test_compaction_equals_retain_on_the_active_blocks():
     assert report.kept == [f"x{i}" for i in want.retained]
     for i in range(n):
         d_i = report.decisions[f"x{i}"]
-        assert d_i.reason == want.reason(i) and d_i.score == want.scores[i] and d_i.rank == int(np.flatnonzero(want.rank == i)[0]) + 1
+        assert (
+            d_i.reason == want.reason(i)
+            and d_i.score == want.scores[i]
+            and d_i.rank == int(np.flatnonzero(want.rank == i)[0]) + 1
+        )
         assert d_i.relevance == want.relevance[i] and d_i.propagated == want.propagated[i]
 
 
@@ -223,7 +237,11 @@ def test_custom_tokenizer_and_callable_encoder():
 def test_binding_table_becomes_an_active_block_that_binds_the_referents():
     store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("system prompt for triage", id="sys", pinned=True)
-    store.add("account 8841-C, the one flagged last week, disputes a billing charge", id="t12", binds={"that account": "8841-C"})
+    store.add(
+        "account 8841-C, the one flagged last week, disputes a billing charge",
+        id="t12",
+        binds={"that account": "8841-C"},
+    )
     store.add("did that account clear KYC?", id="t19", uses=["that account"])
     report = store.compact("did that account clear KYC?", 4 + 5 + 5, live=["t19"])
     table = report.binding_table
@@ -262,8 +280,13 @@ def test_turn_12_survives_through_the_store_only_with_referents():
     for with_referents in (False, True):
         store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
         for block_id, text, binds, uses in turns:
-            store.add(text, id=block_id, binds=binds if with_referents else None, uses=uses if with_referents else (),
-                      pinned=block_id == "sys")
+            store.add(
+                text,
+                id=block_id,
+                binds=binds if with_referents else None,
+                uses=uses if with_referents else (),
+                pinned=block_id == "sys",
+            )
         kept[with_referents] = store.compact("did that account clear KYC?", 40, policy="similarity", live=["t19"])
     assert "t12" in kept[False].evicted
     assert "t12" in kept[True].kept and kept[True].decisions["t12"].chain == (("t19", "that account"),)
@@ -391,23 +414,21 @@ def test_groups_nested_three_deep_are_all_or_nothing_at_every_level():
     store.add("kyc account billing", id="base")
     with store.atomic():
         store.add("level one kyc", id="l1")
-        with pytest.raises(KeyError):
+        with pytest.raises(KeyError), store.atomic():
+            store.add("level two", id="l2")
             with store.atomic():
-                store.add("level two", id="l2")
-                with store.atomic():
-                    store.add("level three", id="l3")
-                store.compact("kyc", 1)  # evicts; rolled back with the group
-                store.recall(["nope"])
+                store.add("level three", id="l3")
+            store.compact("kyc", 1)  # evicts; rolled back with the group
+            store.recall(["nope"])
         assert store.ids() == ["base", "l1"] and store.archived_ids() == []
         assert store._archive.next_compaction() == 1
         with store.atomic():
             store.add("level two again", id="l2b")
-    with pytest.raises(RuntimeError, match="boom"):
+    with pytest.raises(RuntimeError, match="boom"), store.atomic():
+        store.add("doomed", id="d")
         with store.atomic():
-            store.add("doomed", id="d")
-            with store.atomic():
-                store.add("doomed too", id="d2")
-            raise RuntimeError("boom")
+            store.add("doomed too", id="d2")
+        raise RuntimeError("boom")
     assert store.ids() == ["base", "l1", "l2b"] and store.total == 3
 
 
@@ -481,8 +502,15 @@ def test_returned_blocks_and_reports_share_nothing_with_the_store():
             blocks[0].binds["that account"] = "0000-X"
             report.binding_table.entries.clear()
         again = store.compact("did that account clear KYC?", 4 + 5 + 5, live=["t19"])
-        outcomes.append((snapshot(store), again.kept, again.evicted, {k: d.why() for k, d in again.decisions.items()},
-                         store.binder_of("that account")))
+        outcomes.append(
+            (
+                snapshot(store),
+                again.kept,
+                again.evicted,
+                {k: d.why() for k, d in again.decisions.items()},
+                store.binder_of("that account"),
+            )
+        )
     assert outcomes[0] == outcomes[1]
     assert edited.get("sys").meta == {"role": "system", "n": [1, {"k": "v"}]}
 
@@ -500,9 +528,8 @@ def test_a_closed_store_says_so(tmp_path):
         for call in calls:
             with pytest.raises(ValueError, match="the store is closed"):
                 call(store)
-        with pytest.raises(ValueError, match="the store is closed"):
-            with store.atomic():
-                pass
+        with pytest.raises(ValueError, match="the store is closed"), store.atomic():
+            pass
 
 
 def test_a_report_is_not_changed_by_later_store_operations():
@@ -532,9 +559,8 @@ def test_a_commit_that_fails_rolls_back_and_the_next_transaction_works(tmp_path)
     reader = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
     reader.execute("BEGIN")
     reader.execute("SELECT * FROM settings").fetchall()  # holds a shared lock: COMMIT cannot write
-    with pytest.raises(sqlite3.OperationalError, match="locked"):
-        with archive.transaction():
-            archive.set_setting("k", "refused")
+    with pytest.raises(sqlite3.OperationalError, match="locked"), archive.transaction():
+        archive.set_setting("k", "refused")
     reader.rollback()
     with archive.transaction():
         archive.set_setting("k", "written")

@@ -66,6 +66,9 @@ def test_reasons_and_the_table_of_every_block_of_a_chain_stay_linear(chain_store
     assert peak < 4_000 * N and len(table) < 400 * N
     why = report.decisions["b0"].why()
     assert why == f"kept: pinned through b{N - 1} -> ... ({N - 2:,} more links) ... b1 -uses 'r0'-> b0"
-    assert report.decisions[f"b{N - 3}"].why() == f"kept: pinned through b{N - 1} -uses 'r{N - 2}'-> b{N - 2} -uses 'r{N - 3}'-> b{N - 3}"
+    assert (
+        report.decisions[f"b{N - 3}"].why()
+        == f"kept: pinned through b{N - 1} -uses 'r{N - 2}'-> b{N - 2} -uses 'r{N - 3}'-> b{N - 3}"
+    )
     assert report.decisions["b0"].chain.last == ("b1", "r0") and report.decisions["b0"].chain.source == f"b{N - 1}"
     assert f"b{N - 1} -uses 'r{N - 2}'->" in report.explain("b0")  # the full path on request

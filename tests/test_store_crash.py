@@ -31,7 +31,23 @@ pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
 N_BLOCKS = 600
 QUERY = "did the flagged account clear kyc before the refund"
 BUDGET = 20000
-WORDS = "account refund kyc charge payout merchant invoice ledger fraud clear flagged review é ü 雪".split()
+WORDS = [
+    "account",
+    "refund",
+    "kyc",
+    "charge",
+    "payout",
+    "merchant",
+    "invoice",
+    "ledger",
+    "fraud",
+    "clear",
+    "flagged",
+    "review",
+    "é",
+    "ü",
+    "雪",
+]
 
 #: child-side: open the store at ``path`` and SIGKILL the process at the ``occurrence``-th SQL
 #: statement starting with ``marker`` (no marker: never); then print "ready"
@@ -54,14 +70,18 @@ store._archive._conn.set_trace_callback(trace)
 print("ready", flush=True)
 """
 
-CHILD = r"""
+CHILD = (
+    r"""
 import sys
 path, marker, occurrence, query, budget = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
-""" + OPEN_AND_ARM + r"""
+"""
+    + OPEN_AND_ARM
+    + r"""
 while True:
     store.compact(query, budget, live=[store.ids()[-1]])
     store.recall(store.archived_ids())
 """
+)
 
 
 def block_text(i: int) -> str:

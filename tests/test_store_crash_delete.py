@@ -33,10 +33,13 @@ OPERATIONS = {
     "clear": ("clear", None),
 }
 
-CHILD = r"""
+CHILD = (
+    r"""
 import json, os, signal, sys
 path, marker, occurrence, operation, argument = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
-""" + OPEN_AND_ARM + r"""
+"""
+    + OPEN_AND_ARM
+    + r"""
 if operation == "loop":
     k = 0
     while True:
@@ -47,6 +50,7 @@ if operation == "loop":
 getattr(store, operation)(*([] if argument is None else [argument]))
 os.kill(os.getpid(), signal.SIGKILL)
 """
+)
 
 
 def states(path) -> dict[str, str]:
@@ -93,7 +97,9 @@ def check_record(path, extra_prefix="x"):
     """Integrity, every template block exactly once with its text, logged deletions whole; returns the states."""
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    rows = [(i, text) for t in ("active", "archive", "deleted") for i, text in conn.execute(f"SELECT id, text FROM {t}")]
+    rows = [
+        (i, text) for t in ("active", "archive", "deleted") for i, text in conn.execute(f"SELECT id, text FROM {t}")
+    ]
     ids = [i for i, _ in rows]
     assert len(ids) == len(set(ids))
     template = [(i, text) for i, text in rows if not i.startswith(extra_prefix)]
@@ -135,7 +141,7 @@ def test_kill_at_a_statement_inside_a_deletion(template, tmp_path, name, marker,
 
 
 def test_a_deletion_that_commits_survives_the_kill_after_it(template, tmp_path):
-    src, before, after = template
+    src, _before, after = template
     path = tmp_path / "store.db"
     shutil.copy(src, path)
     run_child(path, *OPERATIONS["delete"])  # the child kills itself right after the deletion

@@ -148,7 +148,16 @@ def snapshot(path) -> tuple:
     blocks = {}
     for block_id in store.ids() + store.archived_ids():
         b = store.get(block_id)
-        blocks[block_id] = (b.text, b.cost, b.seq, b.depends_on, b.binds, b.uses, b.embedding.tobytes(), block_id in store)
+        blocks[block_id] = (
+            b.text,
+            b.cost,
+            b.seq,
+            b.depends_on,
+            b.binds,
+            b.uses,
+            b.embedding.tobytes(),
+            block_id in store,
+        )
     assert len(blocks) == store.total
     store.close()
     return blocks, log
@@ -245,7 +254,10 @@ def test_kill_during_load_or_open_changes_nothing(stores, tmp_path, how):
         target = tmp_path / f"store{k}.db"
         copy_db(paths["old-wal"], target)
         proc = subprocess.Popen(
-            [sys.executable, "-c", LOOP_CHILD, str(target), how], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, "-c", LOOP_CHILD, str(target), how],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
         time.sleep(float(delay))

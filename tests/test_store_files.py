@@ -62,7 +62,17 @@ def content(store: MemoryStore) -> dict:
     out = {}
     for block_id in store.ids() + store.archived_ids():
         b = store.get(block_id)
-        out[block_id] = (b.text, b.cost, b.seq, b.depends_on, b.binds, b.uses, b.meta, b.embedding.tobytes(), block_id in store)
+        out[block_id] = (
+            b.text,
+            b.cost,
+            b.seq,
+            b.depends_on,
+            b.binds,
+            b.uses,
+            b.meta,
+            b.embedding.tobytes(),
+            block_id in store,
+        )
     return out
 
 
@@ -336,7 +346,11 @@ def hot_journal(folder: Path, name: str) -> None:
     (folder / f"{name}-journal").write_bytes(journal)
 
 
-@given(kinds=st.lists(st.sampled_from(["saved", "wal", "archive", "v1", "live-wal", "hot-journal"]), min_size=1, max_size=3))
+@given(
+    kinds=st.lists(
+        st.sampled_from(["saved", "wal", "archive", "v1", "live-wal", "hot-journal"]), min_size=1, max_size=3
+    )
+)
 @settings(max_examples=examples(0.1))
 def test_fuzz_store_snapshots_on_read_only_storage(saved, tmp_path_factory, kinds):
     """Every kind of snapshot file on read-only storage: a save, a WAL-mode save, a closed

@@ -63,11 +63,15 @@ def test_delete_takes_active_and_archived_blocks_out_and_keeps_their_rows(tmp_pa
     with pytest.raises(ValueError, match="was deleted"):
         store.add("depends on a deleted block", depends_on=["a"])
     record = {d.block.id: d for d in store.deleted()}
-    assert record["a"].operation == "delete" and record["a"].compaction == 1 and record["a"].reason.startswith("evicted")
+    assert (
+        record["a"].operation == "delete" and record["a"].compaction == 1 and record["a"].reason.startswith("evicted")
+    )
     assert record["n"].block.text == "kyc takes two days for a sole trader"
     store.close()
     assert table_ids(path, "deleted") == ["a", "n"]
-    again = MemoryStore(encoder=ENC, archive=path, tokenizer="whitespace")  # a reopened store sees the same three states
+    again = MemoryStore(
+        encoder=ENC, archive=path, tokenizer="whitespace"
+    )  # a reopened store sees the same three states
     assert again.ids() == ["b", "q"] and again.archived_ids() == [] and len(again.deleted()) == 2
     again.close()
 
@@ -102,10 +106,9 @@ def test_pop_truncate_after_and_clear():
 
 def test_a_deletion_inside_a_failing_atomic_group_rolls_back():
     store = account_store()
-    with pytest.raises(RuntimeError, match="boom"):
-        with store.atomic():
-            store.delete(["a", "b"])
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), store.atomic():
+        store.delete(["a", "b"])
+        raise RuntimeError("boom")
     assert store.ids() == ["a", "n", "b", "q"] and store.deleted() == []
 
 
@@ -127,7 +130,12 @@ def test_a_schema_version_1_store_is_upgraded_when_opened_for_writing(tmp_path):
 # -- search ------------------------------------------------------------------------------
 def test_search_ranks_the_archive_and_can_recall_the_hits():
     store = MemoryStore(encoder=ENC)
-    texts = ["refund for invoice 7", "kyc documents for a sole trader", "payout schedule", "kyc documents for a sole trader"]
+    texts = [
+        "refund for invoice 7",
+        "kyc documents for a sole trader",
+        "payout schedule",
+        "kyc documents for a sole trader",
+    ]
     for k, text in enumerate(texts):
         store.add(text, id=f"x{k}")
     store.add("current question", id="now", pinned=True)
@@ -163,7 +171,11 @@ def test_search_rejects_bad_arguments(query, k, error, match):
 SESSION = [
     {"role": "system", "content": "You are a support assistant."},
     {"role": "user", "content": "Look up charge ch_1 for account 8841-C."},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "charge ch_1 disputed"},
     {"role": "assistant", "content": "The charge is disputed."},
     {"role": "user", "content": "Thanks, and the payout?"},
@@ -175,8 +187,19 @@ def test_remove_messages_takes_a_tool_call_with_its_results():
     ids = add_messages(store, SESSION)
     assert remove_messages(store, [ids[3]]) == [ids[2], ids[3]]
     assert [m["role"] for m in to_messages(store)] == ["system", "user", "assistant", "user"]
-    add_messages(store, [{"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}])
-    add_messages(store, [{"role": "tool", "tool_call_id": "c1", "content": "charge ch_1 refunded"}])  # the call id is free again
+    add_messages(
+        store,
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}],
+            }
+        ],
+    )
+    add_messages(
+        store, [{"role": "tool", "tool_call_id": "c1", "content": "charge ch_1 refunded"}]
+    )  # the call id is free again
     compact_messages(store, 200)
     assert to_messages(store)[-1]["content"] == "charge ch_1 refunded"
 
@@ -184,10 +207,16 @@ def test_remove_messages_takes_a_tool_call_with_its_results():
 def test_add_messages_takes_precomputed_embeddings_and_annotation_meta():
     store = MemoryStore(encoder=ENC)
     vectors = np.arange(2 * 256, dtype=np.float64).reshape(2, 256) / 1000
-    messages = [{"role": "user", "content": "hi", "dsgc": {"meta": {"items": [{"role": "user", "content": "hi"}]}}}, {"role": "assistant", "content": "hello"}]
+    messages = [
+        {"role": "user", "content": "hi", "dsgc": {"meta": {"items": [{"role": "user", "content": "hi"}]}}},
+        {"role": "assistant", "content": "hello"},
+    ]
     ids = add_messages(store, messages, embeddings=vectors)
     assert np.array_equal(store.get(ids[1]).embedding, vectors[1])
-    assert store.get(ids[0]).meta["items"] == [{"role": "user", "content": "hi"}] and store.get(ids[0]).meta["role"] == "user"
+    assert (
+        store.get(ids[0]).meta["items"] == [{"role": "user", "content": "hi"}]
+        and store.get(ids[0]).meta["role"] == "user"
+    )
     vectors[0] = 0  # the store kept its own copy
     assert store.get(ids[0]).embedding[1] == 0.001
     with pytest.raises(ValueError, match=r"an \(1, d\) array"):

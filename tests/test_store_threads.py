@@ -30,7 +30,7 @@ def run_in_thread(function):
     def target():
         try:
             out["value"] = function()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+        except BaseException as exc:
             out["error"] = exc
 
     thread = threading.Thread(target=target)
@@ -98,7 +98,9 @@ WORDS = ["account", "refund", "kyc", "ledger", "charge", "clear"]
 def thread_programs(draw):
     """Four lists of operations, one per thread."""
     op = st.one_of(
-        st.tuples(st.just("add"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=5), st.booleans(), st.booleans()),
+        st.tuples(
+            st.just("add"), st.lists(st.sampled_from(WORDS), min_size=1, max_size=5), st.booleans(), st.booleans()
+        ),
         st.tuples(st.just("compact"), st.integers(0, 40)),
         st.tuples(st.just("recall"), st.integers(0, 3)),
         st.tuples(st.just("read")),
@@ -145,7 +147,7 @@ def test_fuzz_store_from_four_threads_at_once(tmp_path_factory, programs):
                     with store.atomic():
                         for j in range(step[1]):
                             add(f"t{t}-{k}-{j}", ["group", "kyc"], False, j % 2 == 1)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(t, p)) for t, p in enumerate(programs)]

@@ -233,7 +233,9 @@ def test_fuzz_two_processes_hammering_one_archive_then_every_block_is_there_once
     path = tmp_path / "shared.db"
     rounds = examples(0.1)
     writers = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(path), name, str(rounds)], stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), name, str(rounds)], stdout=subprocess.PIPE, text=True
+        )
         for name in ("p", "q")
     ]
     stop = tmp_path / "writers-done"

@@ -29,8 +29,17 @@ needs_tiktoken = pytest.mark.skipif(not offline_encodings_available(), reason="n
 MESSAGES = [
     {"role": "system", "content": "You are a support triage assistant."},
     {"role": "user", "content": "Account 8841-C disputes a charge.", "dsgc": {"binds": {"that account": "8841-C"}}},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "lookup_charge", "arguments": '{"account": "8841-C"}'}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "lookup_charge", "arguments": '{"account": "8841-C"}'},
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": '{"charge_id": "ch_5521", "status": "disputed"}'},
     {"role": "user", "content": "Did that account clear KYC?", "dsgc": {"uses": ["that account"]}},
 ]
@@ -44,8 +53,11 @@ def plain(message):
     return {k: v for k, v in message.items() if k != "dsgc"}
 
 
-@pytest.mark.parametrize("tokenizer", ["approx", "whitespace", words, token_counter(words)] + (
-    ["o200k_base", "cl100k_base", None] if offline_encodings_available() else [None]))
+@pytest.mark.parametrize(
+    "tokenizer",
+    ["approx", "whitespace", words, token_counter(words)]
+    + (["o200k_base", "cl100k_base", None] if offline_encodings_available() else [None]),
+)
 def test_store_and_select_charge_the_chat_cost_of_each_message(tokenizer):
     store = MemoryStore(encoder=LexicalEncoder(), tokenizer=tokenizer)
     ids = add_messages(store, MESSAGES)
@@ -133,7 +145,10 @@ def test_compact_messages_takes_the_stores_tokenizer_only():
 
 
 def test_a_message_whose_cost_is_unknown_needs_an_explicit_one():
-    image = {"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "x"}}]}
+    image = {
+        "role": "user",
+        "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "x"}}],
+    }
     store = MemoryStore(encoder=LexicalEncoder(), tokenizer="approx")
     with pytest.raises(SessionError, match="message 0: cannot count a 'image_url' content part"):
         add_messages(store, [image])
@@ -141,7 +156,9 @@ def test_a_message_whose_cost_is_unknown_needs_an_explicit_one():
         select([image], 100, tokenizer="approx", cache=SelectCache())
     (i,) = add_messages(store, [{**image, "dsgc": {"cost": 900}}])
     assert store.get(i).cost == 900
-    assert MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace").add("see") == "b0"  # the paper's cost needs no framing
+    assert (
+        MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace").add("see") == "b0"
+    )  # the paper's cost needs no framing
 
 
 def test_the_cli_budget_is_in_the_chosen_tokens(tmp_path, capsys):
@@ -149,7 +166,9 @@ def test_the_cli_budget_is_in_the_chosen_tokens(tmp_path, capsys):
     session.write_text("".join(json.dumps(m) + "\n" for m in MESSAGES))
     costs = {}
     for name in ("whitespace", "approx"):
-        assert main(["retain", "--input", str(session), "--budget", "1000", "--tokenizer", name, "--format", "json"]) == 0
+        assert (
+            main(["retain", "--input", str(session), "--budget", "1000", "--tokenizer", name, "--format", "json"]) == 0
+        )
         costs[name] = {d["id"]: d["cost"] for d in json.loads(capsys.readouterr().out)["decisions"]}
     assert costs["whitespace"]["m4"] == 5 and costs["approx"]["m4"] == block_tokens("", plain(MESSAGES[4]), "approx")
     with pytest.raises(SystemExit):

@@ -289,7 +289,10 @@ def test_a_plain_message_costs_the_cookbook_overhead():
 
 
 def test_content_parts_count_their_text_and_other_parts_are_refused():
-    parts = {"role": "user", "content": [{"type": "text", "text": "two words"}, {"type": "text", "text": "three more words"}]}
+    parts = {
+        "role": "user",
+        "content": [{"type": "text", "text": "two words"}, {"type": "text", "text": "three more words"}],
+    }
     assert message_tokens(parts, words) == TOKENS_PER_MESSAGE + 1 + 5
     image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://example.invalid/a.png"}}]}
     with pytest.raises(ValueError, match="'image_url' content part"):
@@ -308,7 +311,10 @@ def test_tool_calls_and_results_cost_the_fitted_wrapper():
     said = dict(one, content="let me check")
     assert message_tokens(said, words) == message_tokens(one, words) + 3 + TOKENS_CONTENT_WITH_TOOL_CALLS
     two = dict(one, tool_calls=[_call("c1", "a", "x y"), _call("c2", "b", "")])
-    assert message_tokens(two, words) == TOKENS_PER_MESSAGE + 1 + 2 * TOKENS_PER_TOOL_CALL + 1 + 2 + 1 + TOKENS_PARALLEL_TOOL_CALLS
+    assert (
+        message_tokens(two, words)
+        == TOKENS_PER_MESSAGE + 1 + 2 * TOKENS_PER_TOOL_CALL + 1 + 2 + 1 + TOKENS_PARALLEL_TOOL_CALLS
+    )
     result = {"role": "tool", "tool_call_id": "call_5521_with_a_long_id", "content": "status disputed"}
     assert message_tokens(result, words) == TOKENS_PER_MESSAGE + 1 + 2 + TOKENS_PER_TOOL_RESULT  # the id is not text
     no_arguments = {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "ping"}}]}
@@ -317,7 +323,9 @@ def test_tool_calls_and_results_cost_the_fitted_wrapper():
 
 def test_a_conversation_adds_the_reply_priming_once():
     messages = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there"}]
-    assert conversation_tokens(messages, words) == sum(message_tokens(m, words) for m in messages) + TOKENS_REPLY_PRIMING
+    assert (
+        conversation_tokens(messages, words) == sum(message_tokens(m, words) for m in messages) + TOKENS_REPLY_PRIMING
+    )
     assert conversation_tokens([], words) == TOKENS_REPLY_PRIMING
 
 
@@ -342,8 +350,16 @@ def test_framing_takes_any_tokenizer_spec_and_reuses_a_counter():
         ({"role": "user", "name": 3, "content": "hi"}, TypeError, "name must be a string"),
         ({"role": "assistant", "tool_calls": {"id": "c"}}, TypeError, "tool_calls must be a list"),
         ({"role": "assistant", "tool_calls": [{"id": "c"}]}, ValueError, "needs a 'function' object"),
-        ({"role": "assistant", "tool_calls": [{"function": {"name": None}}]}, TypeError, "function name must be a string"),
-        ({"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]}, TypeError, "arguments"),
+        (
+            {"role": "assistant", "tool_calls": [{"function": {"name": None}}]},
+            TypeError,
+            "function name must be a string",
+        ),
+        (
+            {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]},
+            TypeError,
+            "arguments",
+        ),
         ({"role": "tool", "tool_call_id": 5, "content": "ok"}, TypeError, "tool_call_id must be a string"),
         ({"role": "user", "content": [{"type": "text", "text": None}]}, TypeError, "text part must be a string"),
     ],
@@ -387,7 +403,18 @@ def test_approx_exact_rules():
     assert approx_tokens(" ") == approx_tokens("\n\n") == 1
     assert approx_tokens("1234567") == 3  # digit groups of 1 to 3
     assert approx_tokens("#" * 64) == 1 and approx_tokens("-" * 65) == 2  # rulers
-    assert pieces("getUserID  now's 12345\n\tend") == ["get", "User", "ID", " ", " now's", " ", "123", "45", "\n", "\tend"]
+    assert pieces("getUserID  now's 12345\n\tend") == [
+        "get",
+        "User",
+        "ID",
+        " ",
+        " now's",
+        " ",
+        "123",
+        "45",
+        "\n",
+        "\tend",
+    ]
     with pytest.raises(TypeError, match="text must be a string"):
         approx_tokens(None)
 

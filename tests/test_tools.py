@@ -84,6 +84,16 @@ def test_the_feature_table_s_dsgc_rows_are_what_the_tool_measures():
 
     names = [name for name, _ in feature_table.TOOLS if name.startswith("dsgc ")]
     rows = tuple(f"| {name} |" for name in names)
-    measured = [line for line in feature_table.render(*feature_table.measure(names)).splitlines() if line.startswith(rows)]
+    measured = [
+        line for line in feature_table.render(*feature_table.measure(names)).splitlines() if line.startswith(rows)
+    ]
     written = (TOOLS.parent / "docs" / "FEATURES.md").read_text(encoding="utf-8").splitlines()
     assert len(measured) == len(names) and measured == [line for line in written if line.startswith(rows)]
+
+
+def test_agent_turn_runs(capsys, monkeypatch):
+    run_script("agent_turn.py", ["turn", "--archived", "0", "300", "--turns", "5"], monkeypatch)
+    run_script("agent_turn.py", ["chain", "--n", "300", "--rounds", "1"], monkeypatch)
+    out = capsys.readouterr().out
+    assert "| archived blocks | active blocks |" in out and "| chain blocks | retain | compact |" in out
+    assert out.count("\n| ") >= 6

@@ -112,7 +112,9 @@ def test_inputs_are_not_modified_and_read_only_inputs_work():
     got = dsgc_fast.retain(q, embs, costs, 20, edges=edges, order=order, hops=2)
     for a, b in zip(arrays, before):
         assert np.array_equal(a, b)
-    again = dsgc_fast.retain(*(b for b in before[1:2]), before[0], before[2], 20, edges=before[3], order=before[4], hops=2)
+    again = dsgc_fast.retain(
+        *(b for b in before[1:2]), before[0], before[2], 20, edges=before[3], order=before[4], hops=2
+    )
     assert got.retained.tolist() == again.retained.tolist()
 
 

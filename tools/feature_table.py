@@ -79,7 +79,10 @@ def dsgc_thread_memory(annotated: bool) -> Callable[[Chat, Chat, int], Chat]:
 
     def run(with_notes: Chat, plain: Chat, budget: int) -> Chat:
         memory = ThreadMemory(budget, tokenizer="o200k_base")
-        return [convert_to_openai_messages(m) for m in memory.select(dsgc_thread_memory_messages(with_notes if annotated else plain))]
+        return [
+            convert_to_openai_messages(m)
+            for m in memory.select(dsgc_thread_memory_messages(with_notes if annotated else plain))
+        ]
 
     return run
 
@@ -92,7 +95,10 @@ def dsgc_input_filter(with_notes: Chat, plain: Chat, budget: int) -> Chat:
 
     notes = {m["content"]: m["dsgc"] for m in with_notes if "dsgc" in m}
     items = chat_to_items(plain)
-    annotate = lambda item: notes.get(item.get("content")) if isinstance(item.get("content"), str) else None
+
+    def annotate(item: dict) -> dict | None:
+        return notes.get(item.get("content")) if isinstance(item.get("content"), str) else None
+
     return Converter.items_to_messages(InputFilter(budget, tokenizer="o200k_base", annotate=annotate).select(items))
 
 
@@ -113,7 +119,9 @@ def trim(recommended: bool) -> Callable[[Chat, Chat, int], Chat]:
 
     def run(with_notes: Chat, plain: Chat, budget: int) -> Chat:
         options = {"include_system": True, "start_on": "human", "end_on": ("human", "tool")} if recommended else {}
-        kept = trim_messages(convert_to_messages(plain), max_tokens=budget, token_counter=counter, strategy="last", **options)
+        kept = trim_messages(
+            convert_to_messages(plain), max_tokens=budget, token_counter=counter, strategy="last", **options
+        )
         return [convert_to_openai_messages(m) for m in kept]
 
     return run
@@ -160,7 +168,12 @@ def sdk_session(with_notes: Chat, plain: Chat, budget: int) -> Chat:
     try:
         return Converter.items_to_messages(got)
     except Exception:  # a leading function_call_output the converter cannot place: count it as sent
-        return [{"role": "tool", "tool_call_id": i["call_id"], "content": i["output"]} if i.get("type") == "function_call_output" else i for i in got]
+        return [
+            {"role": "tool", "tool_call_id": i["call_id"], "content": i["output"]}
+            if i.get("type") == "function_call_output"
+            else i
+            for i in got
+        ]
 
 
 TOOLS: list[tuple[str, Callable[[], Callable[[Chat, Chat, int], Chat]]]] = [
@@ -182,13 +195,30 @@ FACTS = {
         "SQLite archive per thread (store_factory), LangGraph checkpointer for the thread",
         "archived, recalled when a new message uses a referent they bind; deletions kept in the record",
     ),
-    "trim_messages": ("whatever token_counter counts", "no", "no (stateless; the caller keeps the list)", "left in the caller's list"),
-    "LlamaIndex Memory": ("tokens of tokenizer_fn (default tiktoken cl100k)", "no", "SQL chat store (async SQLAlchemy)", "archived in its SQL store, passed to memory blocks"),
-    "SQLiteSession": ("items (limit=), not tokens", "no", "SQLite file", "kept in the session; only the newest `limit` items are read"),
+    "trim_messages": (
+        "whatever token_counter counts",
+        "no",
+        "no (stateless; the caller keeps the list)",
+        "left in the caller's list",
+    ),
+    "LlamaIndex Memory": (
+        "tokens of tokenizer_fn (default tiktoken cl100k)",
+        "no",
+        "SQL chat store (async SQLAlchemy)",
+        "archived in its SQL store, passed to memory blocks",
+    ),
+    "SQLiteSession": (
+        "items (limit=), not tokens",
+        "no",
+        "SQLite file",
+        "kept in the session; only the newest `limit` items are read",
+    ),
 }
 
 
-def measure(names: Container[str] | None = None) -> tuple[int, list[tuple[str, list[tuple[int, bool, int, int, int, int]] | str]]]:
+def measure(
+    names: Container[str] | None = None,
+) -> tuple[int, list[tuple[str, list[tuple[int, bool, int, int, int, int]] | str]]]:
     """The session's tokens and one row per tool of ``TOOLS`` (those in ``names``, if given)."""
     annotated, plain = load()
     total = cost(plain)
@@ -231,13 +261,13 @@ def render(total: int, rows) -> str:
         f"Written by `python tools/feature_table.py --out docs/FEATURES.md` ({versions()}).",
         "",
         f"Session: `tests/data/support_long.jsonl`, {len(load()[1])} messages, {total} o200k_base tokens with chat framing; "
-        "the context each tool sends for the last turn (\"Did that account clear KYC?\").",
+        'the context each tool sends for the last turn ("Did that account clear KYC?").',
         "",
-        "Each cell: binder of \"that account\" kept (yes/no) · orphaned tool messages · tokens sent (o200k_base) · messages sent.",
+        'Each cell: binder of "that account" kept (yes/no) · orphaned tool messages · tokens sent (o200k_base) · messages sent.',
         "Budgets are shares of the session's tokens. trim_messages counts with the same o200k_base framing counter,",
         "LlamaIndex Memory with o200k_base as `tokenizer_fn` (chat_history_token_ratio 1.0, flush size a tenth of the",
         "budget), SQLiteSession's `limit` is the largest item count whose newest items fit the budget (it counts items,",
-        "not tokens). The annotated rows mark message 26 (index 25) as binding \"that account\" and the last turn as using it;",
+        'not tokens). The annotated rows mark message 26 (index 25) as binding "that account" and the last turn as using it;',
         "the others get no annotations (they have no place for them).",
         "",
         "| tool | " + " | ".join(f"{int(s * 100)}% ({int(total * s)} tok)" for s in SHARES) + " |",
@@ -252,7 +282,11 @@ def render(total: int, rows) -> str:
             over = " **over**" if used > budget else ""
             parts.append(f"{'yes' if binder else 'no'} · {orphan} · {used}{over} · {sent}")
         lines.append(f"| {name} | " + " | ".join(parts) + " |")
-    lines += ["", "| tool | the limit counts | explains decisions | persists | dropped messages |", "| --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        "| tool | the limit counts | explains decisions | persists | dropped messages |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for name, facts in FACTS.items():
         lines.append(f"| {name} | " + " | ".join(facts) + " |")
     return "\n".join(lines) + "\n"

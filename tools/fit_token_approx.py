@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import collections
-import math
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -79,7 +79,9 @@ def fit(rows: dict[str, list[tuple[object, int]]]) -> dict[str, object]:
 
     scripts = token_approx.SCRIPTS
     words = rows.get("script", [])
-    x = np.array([[sum(token_approx.script_of(c) == s for c in letters) for s in scripts] for letters, _ in words], dtype=float)
+    x = np.array(
+        [[sum(token_approx.script_of(c) == s for c in letters) for s in scripts] for letters, _ in words], dtype=float
+    )
     rates = nnls(x, np.array([count for _, count in words], dtype=float))[0] if words else np.ones(len(scripts))
     seen = x.sum(axis=0) > 0 if words else np.zeros(len(scripts), dtype=bool)
     rates[~seen] = rates[seen].max() if seen.any() else 1.0  # unseen scripts: the dearest seen rate
@@ -100,7 +102,9 @@ def fit(rows: dict[str, list[tuple[object, int]]]) -> dict[str, object]:
     return {
         "reference": "o200k_base",
         "fitted_by": "tools/fit_token_approx.py on the training half of tools/token_corpus.py",
-        "word_cost": {kind: length_table(rows[kind], WORD_LENGTHS) for kind in token_approx.WORD_KINDS if rows.get(kind)},
+        "word_cost": {
+            kind: length_table(rows[kind], WORD_LENGTHS) for kind in token_approx.WORD_KINDS if rows.get(kind)
+        },
         "punct_cost": punct,
         "letter_cost": {s: round(float(r), 3) for s, r in zip(scripts, rates)},
         "symbol_cost_per_byte": round(float(b @ c / (b @ b)), 3) if b.size else 0.5,

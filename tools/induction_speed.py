@@ -19,12 +19,53 @@ import numpy as np
 
 from dsgc_fast.induction import IncrementalInducer, induce_edges, induce_referents
 
-_WORDS = (
-    "the a to of and in for on with team service request update check review queue deploy note "
-    "customer billing charge report weekly status owner backlog release window migration alert "
-    "latency storage budget approval policy audit rollout config backup restore follow review"
-).split()
-_NAMES = [f"{a}{b}" for a in ("Mor", "Lind", "Kov", "Oda", "Vance", "Pell", "Tar", "Quin") for b in ("en", "ax", "ia", "ot")]
+_WORDS = [
+    "the",
+    "a",
+    "to",
+    "of",
+    "and",
+    "in",
+    "for",
+    "on",
+    "with",
+    "team",
+    "service",
+    "request",
+    "update",
+    "check",
+    "review",
+    "queue",
+    "deploy",
+    "note",
+    "customer",
+    "billing",
+    "charge",
+    "report",
+    "weekly",
+    "status",
+    "owner",
+    "backlog",
+    "release",
+    "window",
+    "migration",
+    "alert",
+    "latency",
+    "storage",
+    "budget",
+    "approval",
+    "policy",
+    "audit",
+    "rollout",
+    "config",
+    "backup",
+    "restore",
+    "follow",
+    "review",
+]
+_NAMES = [
+    f"{a}{b}" for a in ("Mor", "Lind", "Kov", "Oda", "Vance", "Pell", "Tar", "Quin") for b in ("en", "ax", "ia", "ot")
+]
 
 
 def _identifier(rng: np.random.Generator) -> str:
@@ -91,7 +132,10 @@ def main() -> None:
     print("                        wall s   cpu s")
     print(f"induce_edges            {t_edges:6.2f}  {c_edges:6.2f}   {len(edges)} edges")
     print(f"induce_referents        {t_refs:6.2f}  {c_refs:6.2f}   {n_binds} bindings, {n_uses} uses")
-    print(f"IncrementalInducer.add  {t_inc:6.2f}  {c_inc:6.2f}   {1e6 * t_inc / args.blocks:.1f} us per block (edges + referents)")
+    print(
+        f"IncrementalInducer.add  {t_inc:6.2f}  {c_inc:6.2f}   {1e6 * t_inc / args.blocks:.1f} us per block (edges + referents)"
+    )
+
 
 if __name__ == "__main__":
     main()

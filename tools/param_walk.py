@@ -82,11 +82,14 @@ def main() -> None:
         store.add(f"block {k} about topic {k % 4}", cost=3)
     session = Path(tempfile.mkdtemp()) / "s.jsonl"
     session.write_text("".join(json.dumps({"role": "user", "content": f"turn {k}"}) + "\n" for k in range(6)))
+
     def entries(tau: float, budget: int) -> dict:
         return {
             "retain": lambda: dsgc_fast.retain(q, embs, costs, budget, tau=tau),
             "MemoryStore.compact": lambda: store.compact("topic 2", budget, tau=tau),
-            "dsgc retain (CLI)": lambda: cli(["retain", "--input", str(session), "--budget", str(budget), "--tau", str(tau)]),
+            "dsgc retain (CLI)": lambda: cli(
+                ["retain", "--input", str(session), "--budget", str(budget), "--tau", str(tau)]
+            ),
         }
 
     for knob, value in (("tau", TAU), ("budget", BUDGET)):

@@ -88,7 +88,9 @@ def environment() -> str:
     """One line naming the BLAS kernel and thread counts the numbers were taken with."""
     from threadpoolctl import threadpool_info
 
-    blas = [f"{i['internal_api']} {i['version']} {i.get('architecture', '')} x{i['num_threads']}" for i in threadpool_info()]
+    blas = [
+        f"{i['internal_api']} {i['version']} {i.get('architecture', '')} x{i['num_threads']}" for i in threadpool_info()
+    ]
     notes = [f"{k}={os.environ[k]}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ]
     return f"numpy {np.__version__}; BLAS {', '.join(blas)}; numba threads {dsgc_fast_threads()}" + (
         f"; set: {' '.join(notes)}" if notes else ""
@@ -127,14 +129,21 @@ def peer_section(sizes: list[int]) -> None:
         t_floor, t_sum, t_peer, t_exact, t_fast = interleaved(
             [floor, streaming_floor(s.embs), peer, exact, fast], rounds=ROUNDS
         )
-        ratios = [(t_exact, t_floor), (t_exact, t_sum), (t_fast, t_floor), (t_fast, t_sum), (t_peer, t_exact), (t_peer, t_fast)]
+        ratios = [
+            (t_exact, t_floor),
+            (t_exact, t_sum),
+            (t_fast, t_floor),
+            (t_fast, t_sum),
+            (t_peer, t_exact),
+            (t_peer, t_fast),
+        ]
         _row(f"{n:,}", *_times(t_floor, t_sum, t_peer, t_exact, t_fast), *_ratios(ratios))
 
 
 def floor_section(sizes: list[int]) -> None:
     """Which single read of the float32 matrix is fastest: BLAS, the row sum, the fast-mode dot product."""
-    from dsgc_fast.kernels import scoring
     from dsgc_bench.floor import streaming_floor
+    from dsgc_fast.kernels import scoring
 
     _header("N", "E @ q", "row sum (fast-math)", "fast-mode dot product", "row sum / E @ q", "dot / row sum")
     for n in sizes:
@@ -166,7 +175,7 @@ def precision_section(sizes: list[int]) -> None:
         times = interleaved(
             [*(lambda e=forms[k]: call(e) for k in names), *(streaming_floor(forms[k]) for k in names)], rounds=ROUNDS
         )
-        t_retain, t_floor = dict(zip(names, times[: len(names)])), dict(zip(names, times[len(names):]))
+        t_retain, t_floor = dict(zip(names, times[: len(names)])), dict(zip(names, times[len(names) :]))
         kept64 = set(call(forms["float64"]).retained.tolist())
         for k in names:
             kept = set(call(forms[k]).retained.tolist())
@@ -245,8 +254,10 @@ def memory_section(n: int) -> None:
     rows = [
         ("retain, prebuilt DependencyGraph", lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph)),
         ("retain, raw (E, 2) edge list", lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=s.edges)),
-        ("retain fast mode, prebuilt graph",
-         lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph, mode="fast")),
+        (
+            "retain fast mode, prebuilt graph",
+            lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph, mode="fast"),
+        ),
     ]
     print(f"N = {n:,}, d = {D}, float32 embeddings ({s.embs.nbytes / n:.0f} bytes per block, not counted)\n")
     print("| call | peak extra memory | bytes per block |")
@@ -308,7 +319,9 @@ def batch_section(n_stores: int, peer_stores: int) -> None:
         for s in stores:
             dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=s.edges)
 
-    t_batch, t_fast, t_peer, t_loop = interleaved([batch, batch_fast, peer_loop, retain_loop], rounds=3, min_seconds=0.01)
+    t_batch, t_fast, t_peer, t_loop = interleaved(
+        [batch, batch_fast, peer_loop, retain_loop], rounds=3, min_seconds=0.01
+    )
     rate = {
         "retain_batch (exact)": n_stores / t_batch,
         "retain_batch (fast)": n_stores / t_fast,
@@ -333,17 +346,26 @@ def pins_section(n: int) -> None:
     indptr, needs = index.needs()
     # the needs graph plus a virtual source n linked to every live root
     graph = sp.csr_matrix(
-        (np.ones(needs.shape[0] + r.roots.shape[0]), np.concatenate([needs, r.roots]), np.r_[indptr, needs.shape[0] + r.roots.shape[0]]),
+        (
+            np.ones(needs.shape[0] + r.roots.shape[0]),
+            np.concatenate([needs, r.roots]),
+            np.r_[indptr, needs.shape[0] + r.roots.shape[0]],
+        ),
         shape=(n + 1, n + 1),
     )
     mine = np.flatnonzero(closure(index, r.roots))
     theirs = np.sort(breadth_first_order(graph, n, directed=True, return_predecessors=False)[1:])
     assert np.array_equal(mine, theirs), "closure and breadth_first_order disagree"
     t_mine, t_scipy = interleaved(
-        [lambda: closure(index, r.roots), lambda: breadth_first_order(graph, n, directed=True, return_predecessors=False)],
+        [
+            lambda: closure(index, r.roots),
+            lambda: breadth_first_order(graph, n, directed=True, return_predecessors=False),
+        ],
         rounds=5,
     )
-    print(f"{n:,} blocks, {needs.shape[0]:,} use links, {r.roots.shape[0]} live roots, closure of {mine.shape[0]:,} blocks\n")
+    print(
+        f"{n:,} blocks, {needs.shape[0]:,} use links, {r.roots.shape[0]} live roots, closure of {mine.shape[0]:,} blocks\n"
+    )
     print("| contender | time | vs breadth_first_order |")
     print("|---|---:|---:|")
     print(f"| dsgc_fast pin closure | {_fmt_time(t_mine)} | {t_mine / t_scipy:.2f}x |")

@@ -48,12 +48,16 @@ def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
     time.sleep(SETTLE)
     for _ in range(rounds + 1):  # the first round warms up (JIT, caches, threads)
         a = timed("similarity", lambda: similarity_rows(queries, s.embs))
-        r = timed("softmax", lambda: mixture(a, weights, 0.25))
-        support, scores, kept = timed("one hop + scores + kept codes", lambda: weighted_one_hop(r, graph, s.costs, 1.0, 0.0))
+        r = timed("softmax", lambda a=a: mixture(a, weights, 0.25))
+        support, scores, kept = timed(
+            "one hop + scores + kept codes", lambda r=r: weighted_one_hop(r, graph, s.costs, 1.0, 0.0)
+        )
         mask, reasons = np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int8)
         timed(
             "budgeted walk",
-            lambda: selection.select_budgeted(scores, None, s.costs, s.budget, False, kept, np.int8(5), np.int8(6), parts, mask, reasons),
+            lambda scores=scores, kept=kept, mask=mask, reasons=reasons: selection.select_budgeted(
+                scores, None, s.costs, s.budget, False, kept, np.int8(5), np.int8(6), parts, mask, reasons
+            ),
         )
         del a, r, support, scores, kept, mask, reasons  # freed, as ``retain`` frees its own: no page faults
         timed("retain (whole call)", lambda: dsgc_fast.retain(s.query, s.embs, s.costs, s.budget, edges=graph))

@@ -81,14 +81,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    print("| messages | budget | trim_messages | select, grown | select, same | select, cold | grown / trim | same / trim | cold / trim |")
+    print(
+        "| messages | budget | trim_messages | select, grown | select, same | select, cold | grown / trim | same / trim | cold / trim |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in args.sizes:
         got = measure(n, args.rounds)
         trim = got["trim_messages"]
         times = [got[k] for k in ("trim_messages", "select, grown", "select, same", "select, cold")]
         ratios = [got[k] / trim for k in ("select, grown", "select, same", "select, cold")]
-        print(f"| {n:,} | {got['budget']:,} | " + " | ".join(map(_fmt, times)) + " | " + " | ".join(f"{r:.3f}x" for r in ratios) + " |")
+        print(
+            f"| {n:,} | {got['budget']:,} | "
+            + " | ".join(map(_fmt, times))
+            + " | "
+            + " | ".join(f"{r:.3f}x" for r in ratios)
+            + " |"
+        )
 
 
 if __name__ == "__main__":

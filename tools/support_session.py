@@ -52,7 +52,9 @@ def _identifier(rng: random.Random, kind: str) -> str:
 def _result(rng: random.Random, kind: str, x: str, status: str, long: bool) -> str:
     record = {kind: x, "status": status, "updated": f"2026-11-{rng.randint(1, 28):02d}"}
     if long:  # a minified JSON dump, as tools return them
-        record["events"] = [{"at": f"2026-11-{d:02d}T{rng.randint(0, 23):02d}:00Z", "code": rng.randint(100, 999)} for d in range(1, 40)]
+        record["events"] = [
+            {"at": f"2026-11-{d:02d}T{rng.randint(0, 23):02d}:00Z", "code": rng.randint(100, 999)} for d in range(1, 40)
+        ]
     return json.dumps(record, separators=(",", ":"))
 
 
@@ -63,7 +65,9 @@ def session() -> list[dict]:
     for ticket in range(TICKETS):
         if ticket == binder_at:
             out.append({"role": "user", "content": BINDER, "dsgc": {"binds": {"that account": "8841-C"}}})
-            out.append({"role": "assistant", "content": "Noted: account 8841-C is flagged; I will check the CloudHost charge."})
+            out.append(
+                {"role": "assistant", "content": "Noted: account 8841-C is flagged; I will check the CloudHost charge."}
+            )
             continue
         name, kind, ask, answer = TOPICS[ticket % len(TOPICS)]
         x, status = _identifier(rng, kind), rng.choice(STATUSES)
@@ -73,10 +77,14 @@ def session() -> list[dict]:
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps({kind: x})}}],
+                "tool_calls": [
+                    {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps({kind: x})}}
+                ],
             }
         )
-        out.append({"role": "tool", "tool_call_id": call_id, "content": _result(rng, kind, x, status, long=ticket % 7 == 3)})
+        out.append(
+            {"role": "tool", "tool_call_id": call_id, "content": _result(rng, kind, x, status, long=ticket % 7 == 3)}
+        )
         out.append({"role": "assistant", "content": answer.format(x=x, status=status)})
     out.append({"role": "user", "content": QUESTION, "dsgc": {"uses": ["that account"]}})
     return out

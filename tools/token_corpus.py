@@ -75,7 +75,9 @@ def split(samples: list[Sample]) -> tuple[list[Sample], list[Sample]]:
 
 # -- prose ----------------------------------------------------------------------------------
 def prose() -> list[Sample]:
-    out = [Sample("prose", f"written:{k}", p) for k, p in enumerate(_paragraphs((DATA / "prose.txt").read_text("utf-8")))]
+    out = [
+        Sample("prose", f"written:{k}", p) for k, p in enumerate(_paragraphs((DATA / "prose.txt").read_text("utf-8")))
+    ]
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         for k, p in enumerate(_paragraphs(_without_fences(path.read_text("utf-8")))):
             if len(p.split()) >= 30:
@@ -129,15 +131,89 @@ def code() -> list[Sample]:
 
 
 # -- minified JSON ----------------------------------------------------------------------------
-_WORDS = (
-    "account amount archive balance batch billing branch bucket cache charge checkout client "
-    "cluster comment config customer dataset delivery device dispute draft endpoint event export "
-    "feature filter forecast gateway invoice item label ledger limit merchant message metric "
-    "network node order owner package payload payment plan policy price profile project queue "
-    "record refund region release report request review role route schedule score session "
-    "shipment status stock storage stream subscription summary target task team ticket token "
-    "topic transfer user vendor version warehouse window workflow"
-).split()
+_WORDS = [
+    "account",
+    "amount",
+    "archive",
+    "balance",
+    "batch",
+    "billing",
+    "branch",
+    "bucket",
+    "cache",
+    "charge",
+    "checkout",
+    "client",
+    "cluster",
+    "comment",
+    "config",
+    "customer",
+    "dataset",
+    "delivery",
+    "device",
+    "dispute",
+    "draft",
+    "endpoint",
+    "event",
+    "export",
+    "feature",
+    "filter",
+    "forecast",
+    "gateway",
+    "invoice",
+    "item",
+    "label",
+    "ledger",
+    "limit",
+    "merchant",
+    "message",
+    "metric",
+    "network",
+    "node",
+    "order",
+    "owner",
+    "package",
+    "payload",
+    "payment",
+    "plan",
+    "policy",
+    "price",
+    "profile",
+    "project",
+    "queue",
+    "record",
+    "refund",
+    "region",
+    "release",
+    "report",
+    "request",
+    "review",
+    "role",
+    "route",
+    "schedule",
+    "score",
+    "session",
+    "shipment",
+    "status",
+    "stock",
+    "storage",
+    "stream",
+    "subscription",
+    "summary",
+    "target",
+    "task",
+    "team",
+    "ticket",
+    "token",
+    "topic",
+    "transfer",
+    "user",
+    "vendor",
+    "version",
+    "warehouse",
+    "window",
+    "workflow",
+]
 _CITIES = ("Lisbon", "Oslo", "Nairobi", "Osaka", "Quito", "Tallinn", "Perth", "Montreal", "Porto", "Da Nang")
 
 
@@ -192,7 +268,9 @@ def _nested(rng: random.Random, depth: int) -> object:
         return _scalar(rng)
     if rng.random() < 0.35:
         return [_nested(rng, depth - 1) for _ in range(rng.randint(1, 6))]
-    return {_key(rng): _nested(rng, depth - 1) if rng.random() < 0.6 else _scalar(rng) for _ in range(rng.randint(1, 7))}
+    return {
+        _key(rng): _nested(rng, depth - 1) if rng.random() < 0.6 else _scalar(rng) for _ in range(rng.randint(1, 7))
+    }
 
 
 def _identifier(rng: random.Random) -> str:
@@ -254,7 +332,11 @@ def _forecast(rng: random.Random) -> object:
          "summary": rng.choice(["clear", "light rain", "overcast", "showers", "fog", "snow"])}
         for h in range(rng.randint(3, 12))
     ]  # fmt: skip
-    where = {"name": rng.choice(_CITIES), "lat": round(rng.uniform(-60, 60), 4), "lon": round(rng.uniform(-180, 180), 4)}
+    where = {
+        "name": rng.choice(_CITIES),
+        "lat": round(rng.uniform(-60, 60), 4),
+        "lon": round(rng.uniform(-180, 180), 4),
+    }
     return {"location": where, "units": "metric", "hourly": hours}
 
 
@@ -297,7 +379,10 @@ def multilingual() -> list[Sample]:
 # -- hard cases -----------------------------------------------------------------------------
 def hard(rng: random.Random, n: int = 60) -> list[Sample]:
     makers = (_numbers, _ids, _b64, _urls, _ids_in_prose, _emoji_chat)
-    return [Sample("hard", f"{makers[k % len(makers)].__name__.strip('_')}:{k}", makers[k % len(makers)](rng)) for k in range(n)]
+    return [
+        Sample("hard", f"{makers[k % len(makers)].__name__.strip('_')}:{k}", makers[k % len(makers)](rng))
+        for k in range(n)
+    ]
 
 
 def _numbers(rng: random.Random) -> str:

@@ -31,10 +31,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dsgc_fast import whitespace_cost  # noqa: E402
-from dsgc_fast.token_approx import approx_tokens  # noqa: E402
-from dsgc_fast.token_counts import encoding  # noqa: E402
-from tools.token_corpus import CATEGORIES, Sample, corpus, split  # noqa: E402
+from dsgc_fast import whitespace_cost
+from dsgc_fast.token_approx import approx_tokens
+from dsgc_fast.token_counts import encoding
+from tools.token_corpus import CATEGORIES, Sample, corpus, split
 
 #: the error bound the approximate counter is held to on prose, code and minified JSON
 BOUND = 0.15
@@ -56,7 +56,9 @@ def errors(samples: list[Sample], reference: str, estimate: Callable[[str], int]
     return {c: np.array(v) for c, v in out.items() if v}
 
 
-def table(samples: list[Sample], estimators: list[str], references: tuple[str, ...] = ("o200k_base", "cl100k_base")) -> str:
+def table(
+    samples: list[Sample], estimators: list[str], references: tuple[str, ...] = ("o200k_base", "cl100k_base")
+) -> str:
     """The Markdown table: one row per (estimator, reference, category)."""
     lines = [
         "| counter | against | category | samples | mean | p5 | p95 | max abs | within 15% |",
@@ -88,7 +90,14 @@ def fixed_sample(held_out: list[Sample]) -> list[dict[str, object]]:
                 groups.setdefault(s.source.rpartition(":")[0], []).append(s)
         mixed = [s for layer in itertools.zip_longest(*groups.values()) for s in layer if s is not None]
         for s in mixed[:: max(1, len(mixed) // SAMPLE_SIZE)][:SAMPLE_SIZE]:
-            out.append({"category": category, "source": s.source, "text": s.text, "o200k_base": len(enc.encode_ordinary(s.text))})
+            out.append(
+                {
+                    "category": category,
+                    "source": s.source,
+                    "text": s.text,
+                    "o200k_base": len(enc.encode_ordinary(s.text)),
+                }
+            )
     return out
 
 
@@ -101,7 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     samples = corpus()
     train, held_out = split(samples)
     if args.write_sample:
-        Path(args.write_sample).write_text(json.dumps(fixed_sample(held_out), ensure_ascii=False, indent=1) + "\n", "utf-8")
+        Path(args.write_sample).write_text(
+            json.dumps(fixed_sample(held_out), ensure_ascii=False, indent=1) + "\n", "utf-8"
+        )
         return
     chosen = {"held-out": held_out, "train": train, "all": samples}[args.half]
     print(f"Relative error (estimate - exact) / exact per sample, {args.half} half of tools/token_corpus.py "

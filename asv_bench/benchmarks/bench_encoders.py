@@ -8,7 +8,9 @@ from .common import skip_above
 
 
 def _texts(n: int) -> list[str]:
-    return [f"Block {i}: the deploy of service s{i % 97} waits on ticket T-{i * 7 % 1009} and its owner." for i in range(n)]
+    return [
+        f"Block {i}: the deploy of service s{i % 97} waits on ticket T-{i * 7 % 1009} and its owner." for i in range(n)
+    ]
 
 
 class Lexical:

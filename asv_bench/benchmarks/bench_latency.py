@@ -14,10 +14,13 @@ embs = np.random.default_rng(0).random((20, 384), dtype=np.float32)
 dsgc_fast.retain(embs[0], embs, np.arange(1, 21), 50, edges=[(1, 0), (2, 1)])
 """
 
-_COLD = """
+_COLD = (
+    """
 import os, tempfile
 os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp()
-""" + _FIRST_CALL
+"""
+    + _FIRST_CALL
+)
 
 
 def timeraw_import_and_first_retain_warm():

@@ -44,7 +44,9 @@ class SelectGrown:
         self.messages = chat_history(n)
         self.budget = conversation_tokens(self.messages) // 4
         self.cache = SelectCache()
-        select(self.messages[: max(k for k in complete_prefixes(self.messages) if k < n)], self.budget, cache=self.cache)
+        select(
+            self.messages[: max(k for k in complete_prefixes(self.messages) if k < n)], self.budget, cache=self.cache
+        )
 
     def time_select_grown(self, n):
         select(self.messages, self.budget, cache=self.cache)

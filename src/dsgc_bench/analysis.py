@@ -165,7 +165,9 @@ def analyze_scaling(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[d
             )
         s = value(cells, encoder="sentence", template=t, method="dsgc", total_blocks=50)
         if s is not None:
-            checks.append(check(f"{t} (sentence): DSGC stays saturated at 50 blocks (paper 1.00)", f"{s:.2f}", s >= 0.95))
+            checks.append(
+                check(f"{t} (sentence): DSGC stays saturated at 50 blocks (paper 1.00)", f"{s:.2f}", s >= 0.95)
+            )
     for t in TARGETS:
         curve = [value(cells, encoder="lexical", template=t, method="dsgc", total_blocks=n) for n in sizes]
         if curve and None not in curve:
@@ -236,7 +238,9 @@ def _lifted_by_spurious(r: Record) -> bool:
 
 def analyze_graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     effects = []
-    for key, runs in group([r for r in records if r["noise"] != "none"], ("encoder", "template", "noise", "noise_rate")).items():
+    for key, runs in group(
+        [r for r in records if r["noise"] != "none"], ("encoder", "template", "noise", "noise_rate")
+    ).items():
         enc, t = key[0], key[1]
         clean = value(cells, encoder=enc, template=t, method="dsgc", noise="none")
         mean = sum(r["full_chain"] for r in runs) / len(runs)
@@ -264,7 +268,9 @@ def analyze_graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tup
             )
         )
         for kind in SPURIOUS_KINDS:
-            lifted = sum(e["failures_lifted_by_spurious_edge"] for e in effects if e["encoder"] == enc and e["noise"] == kind)
+            lifted = sum(
+                e["failures_lifted_by_spurious_edge"] for e in effects if e["encoder"] == enc and e["noise"] == kind
+            )
             checks.append(
                 check(
                     f"the paper's prediction: a block lifted by a spurious edge displaces a chain block ({enc}, {kind})",
@@ -313,11 +319,16 @@ def analyze_honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[
                 check(
                     f"our prediction: similarity-only does not gain as honeypots get stronger ({t}, {enc})",
                     " / ".join(f"{h} {x:.2f}" for h, x in zip(strengths, sims))
-                    + "; successes kept by size " + " / ".join(f"{w['successes_by_size']}/{w['successes']}" for w in rescued),
+                    + "; successes kept by size "
+                    + " / ".join(f"{w['successes_by_size']}/{w['successes']}" for w in rescued),
                     sims[0] >= sims[1] >= sims[2],
                 )
             )
-        easy_ctrl = [value(cells, encoder=enc, template=t, method=m, honeypot="easy") for t in CONTROLS for m in ("similarity", "dsgc")]
+        easy_ctrl = [
+            value(cells, encoder=enc, template=t, method=m, honeypot="easy")
+            for t in CONTROLS
+            for m in ("similarity", "dsgc")
+        ]
         if None not in easy_ctrl:
             checks.append(
                 check(

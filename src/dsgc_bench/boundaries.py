@@ -149,7 +149,11 @@ def _agree(cells: Sequence[dict[str, Any]], variant: str) -> tuple[int, int]:
 
 def _table3_pattern(rows: Sequence[dict[str, Any]]) -> tuple[int, int]:
     mine = [r for r in rows if r["scenarios"] == PAPER]
-    ok = [r for r in mine if r["displaced"] == "c1" and {r["ranks"]["c2"], r["ranks"]["c3"]} == {1, 2} and 6 <= r["rank"] <= 10]
+    ok = [
+        r
+        for r in mine
+        if r["displaced"] == "c1" and {r["ranks"]["c2"], r["ranks"]["c3"]} == {1, 2} and 6 <= r["rank"] <= 10
+    ]
     return len(ok), len(mine)
 
 
@@ -157,7 +161,9 @@ def _rate(row: dict[str, Any] | None) -> str:
     return "n/a" if row is None else f"{row['successes']}/{row['runs']}"
 
 
-def checks(cells: Sequence[dict[str, Any]], counts: Sequence[dict[str, Any]], t3: Sequence[dict[str, Any]]) -> list[dict]:
+def checks(
+    cells: Sequence[dict[str, Any]], counts: Sequence[dict[str, Any]], t3: Sequence[dict[str, Any]]
+) -> list[dict]:
     out = []
     for variant in (PAPER, NEUTRAL):
         agree, tested = _agree(cells, variant)
@@ -180,7 +186,9 @@ def checks(cells: Sequence[dict[str, Any]], counts: Sequence[dict[str, Any]], t3
         )
     for t in TARGETS:
         dup = find(counts, scenarios=PAPER, encoder="lexical", template=t, method="dsgc", total_blocks=50)
-        nodup = find(counts, scenarios="paper-no-duplicates", encoder="lexical", template=t, method="dsgc", total_blocks=50)
+        nodup = find(
+            counts, scenarios="paper-no-duplicates", encoder="lexical", template=t, method="dsgc", total_blocks=50
+        )
         if dup and nodup:
             out.append(
                 {
@@ -205,7 +213,15 @@ def _p(x: dict[str, Any] | None) -> str:
 
 def render_cells(s: Summary) -> str:
     rows = [
-        (c["source"], c["label"], f"{c['published'][0]}/{c['published'][1]}", _count(c[PAPER]), _p(c[PAPER]), _count(c[NEUTRAL]), _p(c[NEUTRAL]))
+        (
+            c["source"],
+            c["label"],
+            f"{c['published'][0]}/{c['published'][1]}",
+            _count(c[PAPER]),
+            _p(c[PAPER]),
+            _count(c[NEUTRAL]),
+            _p(c[NEUTRAL]),
+        )
         for c in s["cells"]
     ]
     return table(["source", "cell", "paper", "`paper` family", "Fisher p", "`neutral`", "Fisher p"], rows)
@@ -221,7 +237,11 @@ BOUNDARY_CELLS: tuple[tuple[str, dict[str, Any]], ...] = (
     *((f"{t}, DSGC, 50 blocks", dict(template=t, method="dsgc", total_blocks=50)) for t in TARGETS),
     *((f"{t}, DSGC, M = 1", dict(template=t, method="dsgc", multiplier=1.0)) for t in TARGETS),
     *((f"{t}, DSGC, lambda_pi 0.5", dict(template=t, method="dsgc", lambda_pi=0.5)) for t in TARGETS),
-    *((f"{t}, similarity-only, M = {m:g}", dict(template=t, method="similarity", multiplier=m)) for t in TARGETS for m in (2.0, 3.0, 5.0)),
+    *(
+        (f"{t}, similarity-only, M = {m:g}", dict(template=t, method="similarity", multiplier=m))
+        for t in TARGETS
+        for m in (2.0, 3.0, 5.0)
+    ),
 )
 
 
@@ -229,7 +249,12 @@ def _by_size_row(counts: Sequence[dict[str, Any]], label: str, **match: Any) -> 
     row = find(counts, scenarios=PAPER, encoder="lexical", **match)
     if row is None:
         return (label, "—", "—", "—")
-    return (label, f"{row['successes']}/{row['runs']}", f"{row['successes_by_size']}", f"{row['failures_with_by_size']}")
+    return (
+        label,
+        f"{row['successes']}/{row['runs']}",
+        f"{row['successes_by_size']}",
+        f"{row['failures_with_by_size']}",
+    )
 
 
 def findings(s: Summary) -> str:
@@ -279,7 +304,10 @@ def render_boundaries(s: Summary) -> list[str]:
         "skipping a longer, higher-ranked block, and the query suffix, whose words generic fillers "
         "share. Each column switches one of them off on the same stores (same seeds, same draws); "
         "full-chain successes / runs, lexical encoder:",
-        table(["cell", *(v.label for v in VARIANTS)], [_variant_row(counts, label, encoder="lexical", **m) for label, m in BOUNDARY_CELLS]),
+        table(
+            ["cell", *(v.label for v in VARIANTS)],
+            [_variant_row(counts, label, encoder="lexical", **m) for label, m in BOUNDARY_CELLS],
+        ),
         findings(s),
     ]
     if stores:
@@ -338,8 +366,21 @@ def _table3(rows: Sequence[dict[str, Any]]) -> str:
         )
         for r in rows
     ]
-    paper_rows = [("paper (Table 3)", seed, str(ranks), top, d, "—", "—", f"{mg:.3f}", "—") for seed, (ranks, top, d, mg) in paper.TABLE3.items()]
-    header = ["scenarios", "seed", "ranks (c1, c2, c3)", "top non-chain", "displaced", "competitor", "caption margin", "paper margin", "kept by size"]
+    paper_rows = [
+        ("paper (Table 3)", seed, str(ranks), top, d, "—", "—", f"{mg:.3f}", "—")
+        for seed, (ranks, top, d, mg) in paper.TABLE3.items()
+    ]
+    header = [
+        "scenarios",
+        "seed",
+        "ranks (c1, c2, c3)",
+        "top non-chain",
+        "displaced",
+        "competitor",
+        "caption margin",
+        "paper margin",
+        "kept by size",
+    ]
     return table(header, [*paper_rows, *body])
 
 
@@ -350,7 +391,7 @@ NEUTRAL_DIFFERENCES = (
     "tie of copies fills the budget at the cutoff, and a larger store only adds distinct fillers;\n"
     "- chain positions: the chain blocks keep their upstream order (c1 is always the oldest) instead "
     "of taking random positions in any order among the shuffled blocks;\n"
-    "- queries: no \" Answer yes or no.\" suffix, whose function words generic fillers share;\n"
+    '- queries: no " Answer yes or no." suffix, whose function words generic fillers share;\n'
     "- texts: 2-8 values per slot and 4-5 honeypots per strength (the paper's: 4 and 8); the middle "
     "block shares no word with its query (the paper's profile c2 shares a function word), and the "
     "profile c1 has 11 words (the paper's: 7, often the shortest block)."
@@ -360,10 +401,22 @@ NEUTRAL_DIFFERENCES = (
 WEAKER: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("role degrades with store size", "role, DSGC, 20 blocks", dict(template="role", method="dsgc")),
     ("", "role, DSGC, 50 blocks", dict(template="role", method="dsgc", total_blocks=50)),
-    ("profile degrades materially", "profile, DSGC, 50 blocks", dict(template="profile", method="dsgc", total_blocks=50)),
-    ("similarity-only recovers at a loose budget", "role, similarity-only, M = 5", dict(template="role", method="similarity", multiplier=5.0)),
+    (
+        "profile degrades materially",
+        "profile, DSGC, 50 blocks",
+        dict(template="profile", method="dsgc", total_blocks=50),
+    ),
+    (
+        "similarity-only recovers at a loose budget",
+        "role, similarity-only, M = 5",
+        dict(template="role", method="similarity", multiplier=5.0),
+    ),
     ("", "profile, similarity-only, M = 5", dict(template="profile", method="similarity", multiplier=5.0)),
-    ("DSGC keeps the chain in part of the runs at M = 1", "role, DSGC, M = 1", dict(template="role", method="dsgc", multiplier=1.0)),
+    (
+        "DSGC keeps the chain in part of the runs at M = 1",
+        "role, DSGC, M = 1",
+        dict(template="role", method="dsgc", multiplier=1.0),
+    ),
     ("", "profile, DSGC, M = 1", dict(template="profile", method="dsgc", multiplier=1.0)),
 )
 
@@ -386,7 +439,7 @@ def render_neutral(s: Summary) -> list[str]:
         NEUTRAL_DIFFERENCES,
         "Where it is the weaker test of the paper's claims (lexical encoder; successes / runs):",
         table(["the paper's finding", "cell", "paper", "`paper` family", "`neutral`"], rows),
-        "So where a `neutral` section calls a budget or scaling claim \"not supported\", it measures "
+        'So where a `neutral` section calls a budget or scaling claim "not supported", it measures '
         "this generator, not the paper's rule: on the `paper` family's stores the same engine "
         "reproduces the paper's cells (the 53-cell table). The `neutral` family stays the stricter "
         "test of the rule's own properties: distinct fillers up to 10,000 blocks, c1 always the oldest "
@@ -416,7 +469,9 @@ class BoundariesSuite:
                 records.append({**r, "scenarios": v.name})
             if v.family == PAPER:
                 keys = dict.fromkeys((c.template, c.total_blocks) for c in plan)
-                stores += [store_record(v.name, generate(t, s, total_blocks=n), n) for t, n in keys for s in config.seeds]
+                stores += [
+                    store_record(v.name, generate(t, s, total_blocks=n), n) for t, n in keys for s in config.seeds
+                ]
         meta = {"suite": self.name, "seeds": list(config.seeds), "encoders": list(config.encoders), "impl": config.impl}
         return {**meta, "variants": [v.name for v in self.variants], "stores": stores, "records": records}
 
@@ -440,8 +495,14 @@ class BoundariesSuite:
         overview = (n, ", ".join(summary["encoders"]), summary["impl"], runs)
         checks_part = checks_table(summary["checks"])
         return [
-            Section("paper-cells", "The paper's 53 cells: paper, `paper` family, `neutral`", (cells_intro, render_cells(summary))),
-            Section(self.name, self.title, (*render_boundaries(summary), checks_part), tuple(summary["checks"]), overview),
+            Section(
+                "paper-cells",
+                "The paper's 53 cells: paper, `paper` family, `neutral`",
+                (cells_intro, render_cells(summary)),
+            ),
+            Section(
+                self.name, self.title, (*render_boundaries(summary), checks_part), tuple(summary["checks"]), overview
+            ),
             Section("neutral", "The `neutral` generator and the paper's", tuple(render_neutral(summary))),
         ]
 

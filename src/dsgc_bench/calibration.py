@@ -157,7 +157,7 @@ PAPER_INTRO = (
     "first-fit keeps by size and how many filler copies the budget absorbs), the words a block "
     "shares with its query, which honeypots are strong or short, and the 16 filler sentences; never "
     "the generator's recipe, the budget rule, the policies or the metric. Figures are lexical, M = 2, "
-    "20 blocks unless stated; \"100 seeds\" means seeds 15..114."
+    '20 blocks unless stated; "100 seeds" means seeds 15..114.'
 )
 
 PAPER_HISTORY: tuple[Variant, ...] = (

@@ -42,7 +42,9 @@ def chat_history(n: int) -> list[dict[str, Any]]:
     cut = max((k for k in complete_prefixes(body) if k <= n - 1 and body[k - 1]["role"] == "assistant"), default=1)
     history = body[:cut]
     while len(history) < n - 1:  # pad to the length with short exchanges
-        history.append({"role": "user" if history[-1]["role"] == "assistant" else "assistant", "content": "Thanks, noted."})
+        history.append(
+            {"role": "user" if history[-1]["role"] == "assistant" else "assistant", "content": "Thanks, noted."}
+        )
     if history[-1]["role"] == "user":
         history[-1] = {"role": "assistant", "content": "Thanks, noted."}
     return history + [{"role": "user", "content": CLOSING}]

@@ -40,8 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=len(DEFAULT_SEEDS), help="number of seeds, 0..N-1 (default 15)")
     p.add_argument("--encoder", choices=[*ENCODER_NAMES, "both"], default="both", help="encoder(s) (default both)")
     p.add_argument("--out", type=Path, default=Path("results"), help="output directory (default results)")
-    p.add_argument("--impl", choices=IMPLS, default="fast", help="retention engine: dsgc_fast (default) or the dsgc_ref oracle")
-    p.add_argument("--scenarios", choices=FAMILIES, help="scenario family (default: each suite's own; see dsgc_bench.families)")
+    p.add_argument(
+        "--impl", choices=IMPLS, default="fast", help="retention engine: dsgc_fast (default) or the dsgc_ref oracle"
+    )
+    p.add_argument(
+        "--scenarios", choices=FAMILIES, help="scenario family (default: each suite's own; see dsgc_bench.families)"
+    )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar (default: only on a terminal)")
     return p
 

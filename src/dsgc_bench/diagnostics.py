@@ -63,7 +63,9 @@ def _transitive(start: int, deps: dict[int, list[int]]) -> set[int]:
     return seen
 
 
-def structurally_indirect(block: int, chain: Sequence[int], edges: Sequence[tuple[int, int]], sim: Sequence[float]) -> bool:
+def structurally_indirect(
+    block: int, chain: Sequence[int], edges: Sequence[tuple[int, int]], sim: Sequence[float]
+) -> bool:
     """Definition 1: some chain block j with (j, block) in E has sim[block] < sim[j]."""
     return any(sim[block] < sim[j] for j in _dependents(chain, edges)[block])
 

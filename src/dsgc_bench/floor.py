@@ -21,9 +21,8 @@ the sums mean nothing, only the read counts.  A layout (``TiledEmbeddings``,
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import os
+from collections.abc import Callable
 
 import numba
 import numpy as np

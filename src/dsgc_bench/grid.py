@@ -77,11 +77,7 @@ def khop_grid(encoders: Sequence[str], family: str) -> list[Condition]:
 
 def graph_noise_grid(encoders: Sequence[str], family: str) -> list[Condition]:
     clean = grid(encoders, ("similarity", "dsgc"))
-    noisy = [
-        c
-        for kind in NOISE_KINDS[1:]
-        for c in grid(encoders, ("dsgc",), noise=(kind,), noise_rate=NOISE_RATES)
-    ]
+    noisy = [c for kind in NOISE_KINDS[1:] for c in grid(encoders, ("dsgc",), noise=(kind,), noise_rate=NOISE_RATES)]
     return clean + noisy
 
 

@@ -108,13 +108,21 @@ def retention_records(
         for sc in scenarios:
             embs = encoder.encode(sc.texts)
             query = encoder.encode([sc.query])[0]
-            sources = {"supplied": np.asarray(sc.edges, dtype=np.int64).reshape(-1, 2),
-                       "induced": induced[(sc.template, sc.seed)],
-                       "none": None}
+            sources = {
+                "supplied": np.asarray(sc.edges, dtype=np.int64).reshape(-1, 2),
+                "induced": induced[(sc.template, sc.seed)],
+                "none": None,
+            }
             for source in EDGE_SOURCES:
                 res = dsgc_fast.retain(
-                    query, embs, sc.costs, sc.budget(MULTIPLIER),
-                    edges=sources[source], policy="dsgc", lambda_pi=LAMBDA_PI, tau=TAU,
+                    query,
+                    embs,
+                    sc.costs,
+                    sc.budget(MULTIPLIER),
+                    edges=sources[source],
+                    policy="dsgc",
+                    lambda_pi=LAMBDA_PI,
+                    tau=TAU,
                 )
                 records.append(
                     {
@@ -218,17 +226,29 @@ def markdown(summary: dict[str, Any], encoders: Sequence[str], n_seeds: int) -> 
     ]
     for scope, c in q.items():
         lines.append(f"| {scope} | {c['tp']} | {c['fp']} | {c['fn']} | {_fmt(c['precision'])} | {_fmt(c['recall'])} |")
-    lines += ["", "### DSGC full-chain retention by edge source", "",
-              "| template | encoder | supplied | induced | none |", "|---|---|---:|---:|---:|"]
+    lines += [
+        "",
+        "### DSGC full-chain retention by edge source",
+        "",
+        "| template | encoder | supplied | induced | none |",
+        "|---|---|---:|---:|---:|",
+    ]
     templates = dict.fromkeys(k.split("|")[0] for k in summary["retention"])
     for t in templates:
         for enc in encoders:
             cells = [summary["retention"].get(f"{t}|{enc}|{src}") for src in EDGE_SOURCES]
-            lines.append(f"| {t} | {enc} | " + " | ".join(
-                f"{c['mean']:.2f} ± {c['std']:.2f}" if c else "n/a" for c in cells) + " |")
-    lines += ["", "### Referent sessions", "",
-              "| domain | identifier edges P / R | referent edges P / R | query binder pinned | extra pins |",
-              "|---|---:|---:|---:|---:|"]
+            lines.append(
+                f"| {t} | {enc} | "
+                + " | ".join(f"{c['mean']:.2f} ± {c['std']:.2f}" if c else "n/a" for c in cells)
+                + " |"
+            )
+    lines += [
+        "",
+        "### Referent sessions",
+        "",
+        "| domain | identifier edges P / R | referent edges P / R | query binder pinned | extra pins |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for domain, d in summary["sessions"].items():
         ie, re_ = d["identifier_edges"], d["referent_edges"]
         lines.append(

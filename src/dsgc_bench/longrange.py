@@ -53,10 +53,25 @@ TOOL_SHARE = 0.75
 
 _NAMES = """Rowan Tembe, Ilse Marwick, Tomas Okafor, Priya Lindqvist, Mateo Halloran, Yuki Brennan,
 Odile Nakamura, Kwame Sorensen, Lena Castellanos, Arjun Pellegrini, Freya Obuya, Dmitri Aldana,
-Sanne Whitlock, Emeka Rasmussen, Carmen Holloway, Jonas Adeyemi, Noor Fairbanks, Elias Moreau""".replace("\n", " ").split(", ")
+Sanne Whitlock, Emeka Rasmussen, Carmen Holloway, Jonas Adeyemi, Noor Fairbanks, Elias Moreau""".replace(
+    "\n", " "
+).split(", ")
 _CITIES = """Tampere, Porto, Valparaiso, Ljubljana, Hobart, Kraków, Winnipeg, Cusco, Bergen, Tbilisi,
 Leipzig, Rosario, Nagano, Cork, Daejeon, Asheville, Trieste, Mombasa""".replace("\n", " ").split(", ")
-_MONTHS = "January February March April May June July August September October November December".split()
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 _RELATIONS = ("sister", "colleague", "neighbour", "cousin", "landlord", "dentist", "manager", "best friend")
 
 _STATE = {
@@ -76,7 +91,10 @@ _STATE = {
 _DISTRACT = {
     "name": ["My {r} is called {v}, and she keeps giving me advice.", "I had lunch with my {r}, {v}, yesterday."],
     "city": ["My {r} lives in {v} and loves it there.", "My {r} just moved to {v} for a new job."],
-    "birthday": ["My {r}'s birthday is {v}, so I need a present soon.", "My {r} was born on {v}, the same week as a holiday."],
+    "birthday": [
+        "My {r}'s birthday is {v}, so I need a present soon.",
+        "My {r} was born on {v}, the same week as a holiday.",
+    ],
 }
 _ASK = {
     "name": ["What is my name again?", "Remind me, what did I say my name was?"],
@@ -87,34 +105,96 @@ _ACK = ["Noted, thanks for telling me.", "Got it, I will keep that in mind.", "T
 
 _TOPICS = {
     "cooking": (
-        ["How long should I roast {x} at a medium heat?", "What can I add to {x} to make it less bland?", "Can I freeze {x} and reheat it later?"],
+        [
+            "How long should I roast {x} at a medium heat?",
+            "What can I add to {x} to make it less bland?",
+            "Can I freeze {x} and reheat it later?",
+        ],
         ["roasted vegetables", "a lentil soup", "a tomato sauce", "a rice dish", "a chicken stew", "a bean salad"],
-        ["About forty minutes usually works; turn it once halfway.", "A little acid, such as lemon, and a pinch of salt go a long way.", "Yes, most of it freezes well for a couple of months in a sealed box."],
+        [
+            "About forty minutes usually works; turn it once halfway.",
+            "A little acid, such as lemon, and a pinch of salt go a long way.",
+            "Yes, most of it freezes well for a couple of months in a sealed box.",
+        ],
     ),
     "travel": (
-        ["What should I pack for {x}?", "How early should I get to the station for {x}?", "Is it worth buying insurance for {x}?"],
-        ["a weekend hike", "a long train trip", "a beach holiday", "a winter city break", "a work conference", "a camping night"],
-        ["Layers, a rain shell and comfortable shoes cover most cases.", "Half an hour is plenty unless you need to buy a ticket on the spot.", "For longer or costly trips it usually pays for itself."],
+        [
+            "What should I pack for {x}?",
+            "How early should I get to the station for {x}?",
+            "Is it worth buying insurance for {x}?",
+        ],
+        [
+            "a weekend hike",
+            "a long train trip",
+            "a beach holiday",
+            "a winter city break",
+            "a work conference",
+            "a camping night",
+        ],
+        [
+            "Layers, a rain shell and comfortable shoes cover most cases.",
+            "Half an hour is plenty unless you need to buy a ticket on the spot.",
+            "For longer or costly trips it usually pays for itself.",
+        ],
     ),
     "garden": (
-        ["When is the right time to plant {x}?", "How often should I water {x}?", "Why are the leaves of {x} turning yellow?"],
+        [
+            "When is the right time to plant {x}?",
+            "How often should I water {x}?",
+            "Why are the leaves of {x} turning yellow?",
+        ],
         ["tomatoes", "basil", "a young apple tree", "lavender", "spring bulbs", "strawberries"],
-        ["Plant after the last frost, once the soil has warmed up.", "Water deeply twice a week rather than a little every day.", "Often it is too much water or too little light."],
+        [
+            "Plant after the last frost, once the soil has warmed up.",
+            "Water deeply twice a week rather than a little every day.",
+            "Often it is too much water or too little light.",
+        ],
     ),
     "money": (
-        ["How much should I keep aside for {x}?", "Is it smarter to pay off {x} first?", "How do I track spending on {x}?"],
+        [
+            "How much should I keep aside for {x}?",
+            "Is it smarter to pay off {x} first?",
+            "How do I track spending on {x}?",
+        ],
         ["emergencies", "a new laptop", "the car loan", "a credit card", "groceries", "subscriptions"],
-        ["Three months of basic costs is a common starting point.", "Usually the debt with the highest interest goes first.", "A simple weekly check of your statements is enough to start."],
+        [
+            "Three months of basic costs is a common starting point.",
+            "Usually the debt with the highest interest goes first.",
+            "A simple weekly check of your statements is enough to start.",
+        ],
     ),
     "fitness": (
-        ["How many times a week should I do {x}?", "What should I eat before {x}?", "How do I avoid soreness after {x}?"],
+        [
+            "How many times a week should I do {x}?",
+            "What should I eat before {x}?",
+            "How do I avoid soreness after {x}?",
+        ],
         ["strength training", "a long run", "a yoga class", "swimming laps", "a cycling tour", "interval sessions"],
-        ["Two or three sessions with rest days between them is a good base.", "Something light with carbohydrates an hour or two before.", "Warm up, stretch gently afterwards and build up slowly."],
+        [
+            "Two or three sessions with rest days between them is a good base.",
+            "Something light with carbohydrates an hour or two before.",
+            "Warm up, stretch gently afterwards and build up slowly.",
+        ],
     ),
     "reading": (
-        ["Can you suggest something like {x}?", "How do I make time for {x}?", "Is it better to read {x} in print or on a screen?"],
-        ["a slow mystery novel", "a popular science book", "short stories", "a travel memoir", "poetry", "a history of cities"],
-        ["Try an author with a similar pace and a strong sense of place.", "Ten pages before bed adds up to a book a month.", "Print is easier on the eyes for long sessions; screens are handy on trips."],
+        [
+            "Can you suggest something like {x}?",
+            "How do I make time for {x}?",
+            "Is it better to read {x} in print or on a screen?",
+        ],
+        [
+            "a slow mystery novel",
+            "a popular science book",
+            "short stories",
+            "a travel memoir",
+            "poetry",
+            "a history of cities",
+        ],
+        [
+            "Try an author with a similar pace and a strong sense of place.",
+            "Ten pages before bed adds up to a book a month.",
+            "Print is easier on the eyes for long sessions; screens are handy on trips.",
+        ],
     ),
 }
 
@@ -122,24 +202,68 @@ _TOPICS = {
 #: per topic: the tool's name, its argument's name, and a function of (thing, rng) giving
 #: the result; none of them mentions a name, a city or a date
 _TOOLS: dict[str, tuple[str, str, Any]] = {
-    "cooking": ("find_recipe", "dish", lambda x, r: {
-        "dish": x, "minutes": r.randrange(20, 95, 5), "oven_c": r.randrange(160, 230, 10),
-        "servings": r.randint(2, 6), "steps": r.randint(3, 9)}),
-    "travel": ("trip_planner", "trip", lambda x, r: {
-        "trip": x, "departures": sorted(f"{r.randint(5, 21):02d}:{r.randrange(0, 60, 5):02d}" for _ in range(3)),
-        "platform": r.randint(1, 12), "delay_minutes": r.choice([0, 0, 5, 10, 15])}),
-    "garden": ("plant_care", "plant", lambda x, r: {
-        "plant": x, "water_per_week": r.randint(1, 4), "sun": r.choice(["full", "partial", "shade"]),
-        "frost_hardy": r.random() < 0.5}),
-    "money": ("spending_report", "category", lambda x, r: {
-        "category": x, "months": r.randint(1, 6), "total": round(r.uniform(20, 900), 2),
-        "limit": r.randrange(100, 1000, 50)}),
-    "fitness": ("plan_workout", "activity", lambda x, r: {
-        "activity": x, "level": r.choice(["beginner", "intermediate"]), "sessions_per_week": r.randint(2, 5),
-        "minutes": r.randrange(20, 65, 5), "rest_days": r.randint(1, 3)}),
-    "reading": ("search_library", "query", lambda x, r: {
-        "query": x, "results": r.randint(3, 40), "available": r.randint(0, 3),
-        "branch": r.choice(["central", "north", "riverside"])}),
+    "cooking": (
+        "find_recipe",
+        "dish",
+        lambda x, r: {
+            "dish": x,
+            "minutes": r.randrange(20, 95, 5),
+            "oven_c": r.randrange(160, 230, 10),
+            "servings": r.randint(2, 6),
+            "steps": r.randint(3, 9),
+        },
+    ),
+    "travel": (
+        "trip_planner",
+        "trip",
+        lambda x, r: {
+            "trip": x,
+            "departures": sorted(f"{r.randint(5, 21):02d}:{r.randrange(0, 60, 5):02d}" for _ in range(3)),
+            "platform": r.randint(1, 12),
+            "delay_minutes": r.choice([0, 0, 5, 10, 15]),
+        },
+    ),
+    "garden": (
+        "plant_care",
+        "plant",
+        lambda x, r: {
+            "plant": x,
+            "water_per_week": r.randint(1, 4),
+            "sun": r.choice(["full", "partial", "shade"]),
+            "frost_hardy": r.random() < 0.5,
+        },
+    ),
+    "money": (
+        "spending_report",
+        "category",
+        lambda x, r: {
+            "category": x,
+            "months": r.randint(1, 6),
+            "total": round(r.uniform(20, 900), 2),
+            "limit": r.randrange(100, 1000, 50),
+        },
+    ),
+    "fitness": (
+        "plan_workout",
+        "activity",
+        lambda x, r: {
+            "activity": x,
+            "level": r.choice(["beginner", "intermediate"]),
+            "sessions_per_week": r.randint(2, 5),
+            "minutes": r.randrange(20, 65, 5),
+            "rest_days": r.randint(1, 3),
+        },
+    ),
+    "reading": (
+        "search_library",
+        "query",
+        lambda x, r: {
+            "query": x,
+            "results": r.randint(3, 40),
+            "available": r.randint(0, 3),
+            "branch": r.choice(["central", "north", "riverside"]),
+        },
+    ),
 }
 
 #: questions to ask of a history besides its own (the hub check): every fact question and
@@ -227,7 +351,9 @@ def conversation(seed: int, kind: str | None = None, *, tools: bool = False) -> 
         if tools and topic is not None and tool_rng.random() < TOOL_SHARE:
             subject, thing = topic
             for step in range(tool_rng.randint(1, 2)):  # a second call looks up another thing of the topic
-                messages += _tool_unit(t, step, subject, thing if step == 0 else tool_rng.choice(_TOPICS[subject][1]), tool_rng)
+                messages += _tool_unit(
+                    t, step, subject, thing if step == 0 else tool_rng.choice(_TOPICS[subject][1]), tool_rng
+                )
         messages.append({"role": "assistant", "content": reply})
     messages.append({"role": "user", "content": rng.choice(_ASK[kind])})
     return Conversation(seed, kind, value, tuple(messages), fact_index, tools)

@@ -60,9 +60,7 @@ def find_cell(cells: Iterable[dict[str, Any]], **match: Any) -> dict[str, Any] |
     return hits[0] if len(hits) == 1 else None
 
 
-def paired(
-    records: Iterable[Record], keys: Sequence[str], field: str, a: Any, b: Any
-) -> list[tuple[Record, Record]]:
+def paired(records: Iterable[Record], keys: Sequence[str], field: str, a: Any, b: Any) -> list[tuple[Record, Record]]:
     """Pairs of runs that agree on ``keys`` and ``seed`` and have ``field`` equal to a and b."""
     by_key: dict[tuple, dict[Any, Record]] = {}
     for r in records:

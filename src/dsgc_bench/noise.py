@@ -42,9 +42,7 @@ def perturb_edges(scenario: Scenario, kind: str, rate: float) -> list[tuple[int,
     expected = rate * len(edges)
     m = math.floor(expected) + int(rng.random() < expected - math.floor(expected))
     n = scenario.n_blocks
-    sources = (
-        np.arange(n) if kind == "spurious_random" else np.flatnonzero(np.array(scenario.kinds) == "honeypot")
-    )
+    sources = np.arange(n) if kind == "spurious_random" else np.flatnonzero(np.array(scenario.kinds) == "honeypot")
     present = set(edges)
     while m > 0:
         j = int(sources[rng.integers(len(sources))])

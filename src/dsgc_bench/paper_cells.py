@@ -58,7 +58,11 @@ def _cells() -> tuple[PaperCell, ...]:
         conds = (Condition(template=t, encoder=enc, method=method) for t in REGIME_TEMPLATES[regime])
         cells.append(_cell("Table 1", f"{enc}, {regime}, {method}", v, conds))
     for (enc, template, method), v in paper.TABLE2.items():
-        cells.append(_cell("Table 2", f"{enc}, {template}, {method}", v, [Condition(template=template, encoder=enc, method=method)]))
+        cells.append(
+            _cell(
+                "Table 2", f"{enc}, {template}, {method}", v, [Condition(template=template, encoder=enc, method=method)]
+            )
+        )
     for (enc, template, lam), v in paper.TABLE4.items():
         cond = Condition(template=template, encoder=enc, method="dsgc", lambda_pi=lam)
         cells.append(_cell("Table 4", f"{enc}, {template}, DSGC, lambda_pi {lam:g}", v, [cond]))

@@ -44,7 +44,9 @@ def _check(template: str, seed: int, total_blocks: int, honeypot: str) -> None:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     t = TEMPLATES[template]
     if isinstance(total_blocks, bool) or not isinstance(total_blocks, int) or total_blocks < t.depth + t.n_honeypots:
-        raise ValueError(f"total_blocks must be an int >= {t.depth + t.n_honeypots} for {template!r}, got {total_blocks!r}")
+        raise ValueError(
+            f"total_blocks must be an int >= {t.depth + t.n_honeypots} for {template!r}, got {total_blocks!r}"
+        )
 
 
 def _without_repeated_fillers(blocks: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:

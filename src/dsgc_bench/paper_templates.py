@@ -15,9 +15,9 @@ Same four templates, regimes, chain depths and honeypot counts as the neutral fa
 
 from __future__ import annotations
 
-from .patterns import Pattern
 from collections.abc import Mapping
 
+from .patterns import Pattern
 from .templates import Template, expense_verdict, threshold_verdict
 
 #: the permission words of the targets' c3 that grant the action (the others deny it)
@@ -25,7 +25,7 @@ GRANTS: frozenset[str] = frozenset({"permits", "allows"})
 
 
 def permission_verdict(values: Mapping[str, str]) -> str:
-    """"yes" when c3's permission word grants the action."""
+    """ "yes" when c3's permission word grants the action."""
     return "yes" if values["permission"] in GRANTS else "no"
 
 

@@ -38,8 +38,24 @@ def bars(cells: Sequence[Cell], methods: Sequence[str], path: Path, title: str) 
     width = 0.8 / len(methods)
     for ax, enc in zip(axes[0], encoders):
         for k, m in enumerate(methods):
-            ys = [next((c["full_chain"] for c in cells if c["encoder"] == enc and c["template"] == t and c["method"] == m), 0.0) for t in templates]
-            es = [next((c["full_chain_std"] for c in cells if c["encoder"] == enc and c["template"] == t and c["method"] == m), 0.0) for t in templates]
+            ys = [
+                next(
+                    (c["full_chain"] for c in cells if c["encoder"] == enc and c["template"] == t and c["method"] == m),
+                    0.0,
+                )
+                for t in templates
+            ]
+            es = [
+                next(
+                    (
+                        c["full_chain_std"]
+                        for c in cells
+                        if c["encoder"] == enc and c["template"] == t and c["method"] == m
+                    ),
+                    0.0,
+                )
+                for t in templates
+            ]
             xs = [i + (k - (len(methods) - 1) / 2) * width for i in range(len(templates))]
             ax.bar(xs, ys, width, yerr=es, capsize=2, label=METHODS[m].label)
         ax.set_xticks(range(len(templates)), [f"{t}\n({TEMPLATES[t].regime})" for t in templates])
@@ -77,8 +93,14 @@ def lines(
             mine = [c for c in cells if c["encoder"] == enc and c["template"] == t]
             for k, s in enumerate(dict.fromkeys(c[series] for c in mine)):
                 pts = sorted((c[x], c["full_chain"]) for c in mine if c[series] == s)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=_MARKERS[k % len(_MARKERS)],
-                        linestyle=_STYLES[k % len(_STYLES)], markersize=7 - k, label=_label(series, s))
+                ax.plot(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    marker=_MARKERS[k % len(_MARKERS)],
+                    linestyle=_STYLES[k % len(_STYLES)],
+                    markersize=7 - k,
+                    label=_label(series, s),
+                )
             if logx:
                 ax.set_xscale("log")
             ax.set_ylim(-0.03, 1.05)

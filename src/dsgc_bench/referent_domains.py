@@ -436,8 +436,12 @@ DOCUMENTS = Domain(
         anaphor="that document",
         ids=("HR-2291", "FIN-0417", "LGL-7730", "OPS-5512", "MKT-3384", "AUD-6150", "PRC-2708", "ENG-9921"),
         intros=(
-            Intro("user: I uploaded {id}, the vendor lease we signed in {month} for the warehouse space, "
-                "twelve pages plus two signed annexes", "the vendor lease", "vendor lease of {month}"),
+            Intro(
+                "user: I uploaded {id}, the vendor lease we signed in {month} for the warehouse space, "
+                "twelve pages plus two signed annexes",
+                "the vendor lease",
+                "vendor lease of {month}",
+            ),
             Intro(
                 "user: {id} is the quarterly risk report from the audit team, dated {month}, with the heat "
                 "map and the list of open findings",

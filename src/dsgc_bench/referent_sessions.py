@@ -257,12 +257,20 @@ def generate(domain: str, seed: int) -> Session:
     referenced = {x for xs in uses for x in xs}
     binds = [{x: v for x, v in b.items() if x in referenced} or None if b else None for b in binds]
     return Session(
-        domain, int(seed), tuple(texts), tuple(kinds), tuple(uses), tuple(binds), tuple(meant),
-        query_kind, form, used[0], turn_of[target],
+        domain,
+        int(seed),
+        tuple(texts),
+        tuple(kinds),
+        tuple(uses),
+        tuple(binds),
+        tuple(meant),
+        query_kind,
+        form,
+        used[0],
+        turn_of[target],
     )
 
 
 def generate_all(seeds: Iterable[int], domains: Sequence[str] = tuple(DOMAINS)) -> list[Session]:
     """One session per (seed, domain), seeds outer."""
     return [generate(domain, seed) for seed in seeds for domain in domains]
-

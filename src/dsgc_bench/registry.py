@@ -20,9 +20,7 @@ from .suite import Suite, SuiteSequence
 
 def _every_family(suites: tuple[Suite, ...]) -> tuple[Suite, ...]:
     """Each suite once per scenario family it has (suites without families once)."""
-    variants = (
-        [s.with_scenarios(f) for f in FAMILIES] if hasattr(s, "with_scenarios") else [s] for s in suites
-    )
+    variants = ([s.with_scenarios(f) for f in FAMILIES] if hasattr(s, "with_scenarios") else [s] for s in suites)
     return tuple(dict.fromkeys(v for group in variants for v in group))
 
 

@@ -22,7 +22,7 @@ INTRO = (
     "with replacement, the chain shuffled among all blocks, a query suffix); the suites that test "
     "our own predictions, and scaling beyond 50 blocks, run our `neutral` generator. A verdict on "
     "one of the paper's claims measures the family it ran on: \"The paper's 53 cells\" compares "
-    "both families with the paper cell by cell, \"What causes the paper's boundaries\" switches the "
+    'both families with the paper cell by cell, "What causes the paper\'s boundaries" switches the '
     "`paper` family's mechanisms off one at a time, and \"The `neutral` generator and the paper's\" "
     "says where our generator is the weaker test. Full-chain retention is mean ± sample std over "
     "seeds. Regenerate with `make reproduce` or `dsgc-bench <suite> --out DIR [--scenarios "

@@ -142,7 +142,9 @@ def record(cond: Condition, scenario: Scenario, out: Outcome, edges: Sequence[tu
     noise = {}
     if cond.noise != "none":
         noise = {
-            "edges_dropped": [[scenario.ids[j], scenario.ids[i]] for j, i in scenario.edges if (j, i) not in used_edges],
+            "edges_dropped": [
+                [scenario.ids[j], scenario.ids[i]] for j, i in scenario.edges if (j, i) not in used_edges
+            ],
             "edges_added": [[scenario.ids[j], scenario.ids[i]] for j, i in edges if (j, i) not in true_edges],
         }
     return {
@@ -179,7 +181,9 @@ class Encodings:
 
     def __getitem__(self, name: str) -> CachedEncoder:
         if name not in self._encoders:
-            path = self.cache_dir / f"encodings-{name}.npz" if self.cache_dir is not None and name != "lexical" else None
+            path = (
+                self.cache_dir / f"encodings-{name}.npz" if self.cache_dir is not None and name != "lexical" else None
+            )
             self._encoders[name] = CachedEncoder(make_encoder(name, progress=self.progress), path)
         return self._encoders[name]
 
@@ -196,11 +200,23 @@ class Encodings:
 
 def _sort_key(rec: dict) -> tuple:
     """Encoder, then templates and methods in registry order, then the other fields, then seed."""
-    order = {"template": list(TEMPLATES), "method": list(METHODS), "honeypot": list(STRENGTHS), "noise": list(NOISE_KINDS)}
+    order = {
+        "template": list(TEMPLATES),
+        "method": list(METHODS),
+        "honeypot": list(STRENGTHS),
+        "noise": list(NOISE_KINDS),
+    }
     ranked = {k: v.index(rec[k]) for k, v in order.items()}
     rest = [f.name for f in fields(Condition) if f.name not in ("encoder", *order)]
-    return (rec["encoder"], ranked["template"], ranked["method"], ranked["honeypot"], ranked["noise"],
-            *(rec[k] for k in rest), rec["seed"])
+    return (
+        rec["encoder"],
+        ranked["template"],
+        ranked["method"],
+        ranked["honeypot"],
+        ranked["noise"],
+        *(rec[k] for k in rest),
+        rec["seed"],
+    )
 
 
 def run(

@@ -62,32 +62,49 @@ def render_main(s: Summary, out: Path) -> list[str]:
                 c = find_cell(cells, encoder=enc, template=t, method=m)
                 p = paper.TABLE2.get((enc, t, "similarity" if m == "no_graph" else m))
                 rows.append(
-                    (enc, t, TEMPLATES[t].regime, _label(m), _ms(c), _ms(c, "prerequisites"), _ms(c, "answer_correct"), paper.fmt(p))
+                    (
+                        enc,
+                        t,
+                        TEMPLATES[t].regime,
+                        _label(m),
+                        _ms(c),
+                        _ms(c, "prerequisites"),
+                        _ms(c, "answer_correct"),
+                        paper.fmt(p),
+                    )
                 )
-    parts.append(table(["encoder", "template", "regime", "method", "full chain", "prerequisites", "answer", "paper"], rows))
+    parts.append(
+        table(["encoder", "template", "regime", "method", "full chain", "prerequisites", "answer", "paper"], rows)
+    )
     same = a["no_graph_vs_similarity"]
     parts.append(
         "No-graph vs similarity-only, run by run: "
         + "; ".join(f"{enc}: {v['identical']}/{v['pairs']} runs keep identical blocks" for enc, v in same.items())
         + "."
     )
-    parts.append(_image(out, plots.bars(cells, MAIN_METHODS, _plot(out, s, "main-retention"), "Main suite"), "main suite"))
+    parts.append(
+        _image(out, plots.bars(cells, MAIN_METHODS, _plot(out, s, "main-retention"), "Main suite"), "main suite")
+    )
 
     parts.append("### Table 3: trace diagnostics of every failing DSGC run")
     parts.append(
         "Ranks are 1-based in the policy's score order; the competitor is the lowest-ranked retained "
         "non-chain block ranked above the displaced block. Two margins, both in the policy's score: "
         "*caption margin* = competitor minus displaced block (the definition in the paper's Table 3 "
-        "caption, \"lowest-retained competitor\"); *paper margin* = top non-chain block minus displaced "
+        'caption, "lowest-retained competitor"); *paper margin* = top non-chain block minus displaced '
         "block (what the paper's Table 3 digits are). Classes: "
         + "; ".join(f"`{k}` = {v}" for k, v in diagnostics.CLASS_LABELS.items())
         + "."
     )
     parts.append(trace_table([r for r in a["traces"] if r["method"] == "dsgc"]))
-    parts.append("Paper, lexical profile: " + "; ".join(
-        f"seed {seed}: ranks {ranks}, top non-chain {top}, displaced {d}, margin {mg:.3f}"
-        for seed, (ranks, top, d, mg) in paper.TABLE3.items()
-    ) + ".")
+    parts.append(
+        "Paper, lexical profile: "
+        + "; ".join(
+            f"seed {seed}: ranks {ranks}, top non-chain {top}, displaced {d}, margin {mg:.3f}"
+            for seed, (ranks, top, d, mg) in paper.TABLE3.items()
+        )
+        + "."
+    )
     parts.append("Failing runs by class, every policy:")
     parts.append(_class_table(a["class_counts"], ("encoder", "regime", "method")))
     return parts
@@ -126,8 +143,19 @@ def trace_table(rows: Sequence[dict[str, Any]]) -> str:
                     d["class"],
                 )
             )
-    header = ["encoder", "template", "seed", "ranks (c1..ck)", "top non-chain", "displaced", "competitor",
-              "caption margin", "paper margin", "Def. 1", "class"]
+    header = [
+        "encoder",
+        "template",
+        "seed",
+        "ranks (c1..ck)",
+        "top non-chain",
+        "displaced",
+        "competitor",
+        "caption margin",
+        "paper margin",
+        "Def. 1",
+        "class",
+    ]
     return table(header, body)
 
 
@@ -140,7 +168,9 @@ def _class_table(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> str:
     )
 
 
-def _pivot(cells: Sequence[Cell], rows: Sequence[str], col: str, values: Sequence[Any], paper_of: Callable | None = None) -> str:
+def _pivot(
+    cells: Sequence[Cell], rows: Sequence[str], col: str, values: Sequence[Any], paper_of: Callable | None = None
+) -> str:
     """Rows = distinct ``rows`` field values; one column per ``col`` value (+ the paper's, if known)."""
     keys = list(dict.fromkeys(tuple(c[k] for k in rows) for c in cells))
     header = [*rows]
@@ -163,12 +193,26 @@ def render_lambda(s: Summary, out: Path) -> list[str]:
     dsgc = [c for c in cells if c["method"] == "dsgc"]
     sim = [c for c in cells if c["method"] == "similarity"]
     return [
-        _pivot(dsgc, ("encoder", "template"), "lambda_pi", LAMBDAS, lambda m, v: paper.TABLE4.get((m["encoder"], m["template"], v))),
-        "Similarity-only for reference: "
-        + "; ".join(f"{c['encoder']} {c['template']} {_ms(c)}" for c in sim)
-        + ".",
-        _image(out, plots.lines(dsgc, x="lambda_pi", series="method", path=_plot(out, s, "lambda"),
-                                title="DSGC retention vs lambda_pi", xlabel="lambda_pi"), "lambda sweep"),
+        _pivot(
+            dsgc,
+            ("encoder", "template"),
+            "lambda_pi",
+            LAMBDAS,
+            lambda m, v: paper.TABLE4.get((m["encoder"], m["template"], v)),
+        ),
+        "Similarity-only for reference: " + "; ".join(f"{c['encoder']} {c['template']} {_ms(c)}" for c in sim) + ".",
+        _image(
+            out,
+            plots.lines(
+                dsgc,
+                x="lambda_pi",
+                series="method",
+                path=_plot(out, s, "lambda"),
+                title="DSGC retention vs lambda_pi",
+                xlabel="lambda_pi",
+            ),
+            "lambda sweep",
+        ),
     ]
 
 
@@ -189,8 +233,18 @@ def render_budget(s: Summary, out: Path) -> list[str]:
         "Recency (sliding window) at M = 2, pooled over templates: "
         + "; ".join(f"{enc} {_pooled([c for c in recency if c['encoder'] == enc]):.2f}" for enc in _encoders(s))
         + f" (paper, lexical: {paper.RECENCY_ALL_TEMPLATES:.2f}).",
-        _image(out, plots.lines(cells, x="multiplier", series="method", path=_plot(out, s, "budget"),
-                                title="Retention vs budget multiplier M", xlabel="budget multiplier M"), "budget curve"),
+        _image(
+            out,
+            plots.lines(
+                cells,
+                x="multiplier",
+                series="method",
+                path=_plot(out, s, "budget"),
+                title="Retention vs budget multiplier M",
+                xlabel="budget multiplier M",
+            ),
+            "budget curve",
+        ),
     ]
 
 
@@ -201,11 +255,24 @@ def render_scaling(s: Summary, out: Path) -> list[str]:
         return paper.TABLE6.get((m["encoder"], m["template"], v)) if m["method"] == "dsgc" else None
 
     return [
-        _pivot(cells, ("encoder", "template", "method"), "total_blocks", sorted({c["total_blocks"] for c in cells}), ref),
+        _pivot(
+            cells, ("encoder", "template", "method"), "total_blocks", sorted({c["total_blocks"] for c in cells}), ref
+        ),
         "Failing runs by class:",
         _class_table(s["analysis"]["class_counts"], ("encoder", "method", "total_blocks")),
-        _image(out, plots.lines(cells, x="total_blocks", series="method", path=_plot(out, s, "scaling"),
-                                title="Retention vs context size", xlabel="total blocks", logx=True), "context scaling"),
+        _image(
+            out,
+            plots.lines(
+                cells,
+                x="total_blocks",
+                series="method",
+                path=_plot(out, s, "scaling"),
+                title="Retention vs context size",
+                xlabel="total blocks",
+                logx=True,
+            ),
+            "context scaling",
+        ),
     ]
 
 
@@ -230,8 +297,19 @@ def render_khop(s: Summary, out: Path) -> list[str]:
         table(["encoder", "template", "blocks", "method", "one-hop failures", "recovered", "new failures"], rows)
         if rows
         else "_No failing runs at any hop count._",
-        _image(out, plots.lines(cells, x="total_blocks", series="method", path=_plot(out, s, "khop"),
-                                title="k-hop propagation vs context size", xlabel="total blocks", logx=True), "k-hop"),
+        _image(
+            out,
+            plots.lines(
+                cells,
+                x="total_blocks",
+                series="method",
+                path=_plot(out, s, "khop"),
+                title="k-hop propagation vs context size",
+                xlabel="total blocks",
+                logx=True,
+            ),
+            "k-hop",
+        ),
     ]
 
 
@@ -240,22 +318,39 @@ def render_graph_noise(s: Summary, out: Path) -> list[str]:
     noisy = [c for c in cells if c["noise"] != "none"]
     clean = [c for c in cells if c["noise"] == "none"]
     curve = noisy + [
-        {**c, "noise": kind} for c in clean if c["method"] == "dsgc" for kind in dict.fromkeys(n["noise"] for n in noisy)
+        {**c, "noise": kind}
+        for c in clean
+        if c["method"] == "dsgc"
+        for kind in dict.fromkeys(n["noise"] for n in noisy)
     ]
     lifted = {}
     for e in s["analysis"]["effects"]:
         if e["noise"] != "drop":
-            lifted.setdefault((e["encoder"], e["template"], e["noise"]), {})[e["noise_rate"]] = e["failures_lifted_by_spurious_edge"]
+            lifted.setdefault((e["encoder"], e["template"], e["noise"]), {})[e["noise_rate"]] = e[
+                "failures_lifted_by_spurious_edge"
+            ]
     rates = s["analysis"]["rates"]
     return [
         _pivot(clean, ("encoder", "template"), "method", ("similarity", "dsgc")),
         "DSGC full-chain retention under edge noise:",
         _pivot(noisy, ("encoder", "template", "noise"), "noise_rate", rates),
         "Failing runs in which a block lifted by a spurious edge was retained ahead of the displaced chain block:",
-        table(["encoder", "template", "noise", *(f"rate {r:g}" for r in rates)],
-              [(*key, *(v.get(r, 0) for r in rates)) for key, v in lifted.items()]),
-        _image(out, plots.lines(curve, x="noise_rate", series="noise", path=_plot(out, s, "graph-noise"),
-                                title="DSGC retention vs edge noise", xlabel="noise rate (fraction of |E|)"), "graph noise"),
+        table(
+            ["encoder", "template", "noise", *(f"rate {r:g}" for r in rates)],
+            [(*key, *(v.get(r, 0) for r in rates)) for key, v in lifted.items()],
+        ),
+        _image(
+            out,
+            plots.lines(
+                curve,
+                x="noise_rate",
+                series="noise",
+                path=_plot(out, s, "graph-noise"),
+                title="DSGC retention vs edge noise",
+                xlabel="noise rate (fraction of |E|)",
+            ),
+            "graph noise",
+        ),
     ]
 
 
@@ -277,10 +372,18 @@ def render_honeypot(s: Summary, out: Path) -> list[str]:
         table(["encoder", "template", *strengths], rows),
         "Failing runs by class:",
         _class_table(s["analysis"]["class_counts"], ("encoder", "method", "honeypot")),
-        _image(out, plots.lines([{**c, "strength": ("easy", "medium", "hard").index(c["honeypot"])} for c in cells],
-                                x="strength", series="method", path=_plot(out, s, "honeypot"),
-                                title="Retention vs honeypot strength", xlabel="honeypot strength (0 easy, 1 medium, 2 hard)"),
-               "honeypot strength"),
+        _image(
+            out,
+            plots.lines(
+                [{**c, "strength": ("easy", "medium", "hard").index(c["honeypot"])} for c in cells],
+                x="strength",
+                series="method",
+                path=_plot(out, s, "honeypot"),
+                title="Retention vs honeypot strength",
+                xlabel="honeypot strength (0 easy, 1 medium, 2 hard)",
+            ),
+            "honeypot strength",
+        ),
     ]
 
 
@@ -288,7 +391,7 @@ FAMILY_NOTES: dict[str, str] = {
     "paper": (
         "Scenarios: the `paper` family (`paper_family.py`), a generator with the paper's mechanisms: 16 "
         "generic fillers drawn with replacement (identical copies tie), the chain at random positions "
-        "in any order, every query ending in \" Answer yes or no.\". The fixed thresholds of the "
+        'in any order, every query ending in " Answer yes or no.". The fixed thresholds of the '
         "checks below were set when the `neutral` family was calibrated; the `paper` family is compared "
         "with the paper's own figures, cell by cell, in \"The paper's 53 cells\"."
     ),

@@ -17,7 +17,12 @@ Bars = Mapping[str, Mapping[str, float]]
 
 
 def grouped_bars(
-    panels: Mapping[str, Bars], groups: Sequence[str], path: Path, *, ylabel: str, ylim: tuple[float, float] = (0.0, 1.05)
+    panels: Mapping[str, Bars],
+    groups: Sequence[str],
+    path: Path,
+    *,
+    ylabel: str,
+    ylim: tuple[float, float] = (0.0, 1.05),
 ) -> Path:
     """One panel per key of ``panels`` (its title); in each, a group of bars per policy (x)
     with one bar per entry of ``groups``.  Values outside ``ylim`` are drawn at its edge and
@@ -27,7 +32,7 @@ def grouped_bars(
     rows = -(-len(titles) // cols)
     fig = Figure(figsize=(6.4 * cols, 3.9 * rows))
     axes = fig.subplots(rows, cols, squeeze=False)
-    for ax in axes.flat[len(titles):]:
+    for ax in axes.flat[len(titles) :]:
         ax.set_visible(False)
     width = 0.8 / len(groups)
     for ax, title in zip(axes.flat, titles):
@@ -39,7 +44,9 @@ def grouped_bars(
             ax.bar(xs, shown, width, label=group)
             for x, y, s in zip(xs, ys, shown):
                 if np.isfinite(y) and y != s:
-                    ax.annotate(f"{y:.1f}", (x, s), ha="center", va="bottom" if s > 0 else "top", fontsize=5, rotation=90)
+                    ax.annotate(
+                        f"{y:.1f}", (x, s), ha="center", va="bottom" if s > 0 else "top", fontsize=5, rotation=90
+                    )
         ax.axhline(0.0, color="black", linewidth=0.6)
         ax.set_xticks(range(len(policies)), policies, rotation=35, ha="right", fontsize=7)
         ax.set_ylim(*ylim)
@@ -60,13 +67,19 @@ def budget_lines(panels: Mapping[str, Mapping[str, Mapping[float, float]]], path
     rows = -(-len(titles) // cols)
     fig = Figure(figsize=(5.2 * cols, 3.4 * rows))
     axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
-    for ax in axes.flat[len(titles):]:
+    for ax in axes.flat[len(titles) :]:
         ax.set_visible(False)
     for ax, title in zip(axes.flat, titles):
         for k, (policy, points) in enumerate(panels[title].items()):
             xs = sorted(points)
-            ax.plot([100 * x for x in xs], [points[x] for x in xs], marker="os^Dvx*"[k % 7],
-                    linestyle=("-", "--", ":", "-.")[k % 4], markersize=7 - 0.6 * k, label=policy)
+            ax.plot(
+                [100 * x for x in xs],
+                [points[x] for x in xs],
+                marker="os^Dvx*"[k % 7],
+                linestyle=("-", "--", ":", "-.")[k % 4],
+                markersize=7 - 0.6 * k,
+                label=policy,
+            )
         ax.set_ylim(-0.03, 1.05)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("budget (% of the history)", fontsize=8)

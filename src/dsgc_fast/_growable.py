@@ -1,4 +1,4 @@
-"""An append-only NumPy array whose capacity doubles (amortized O(1) appends)."""
+"""``Growable``: an append-only NumPy array whose capacity doubles, so appending is amortized O(1)."""
 
 from __future__ import annotations
 

@@ -54,14 +54,26 @@ def added_message(block: Block) -> Mapping[str, Any] | None:
 
 
 class InducedEdges:
-    """The induction state of one store: the inducer, and the induced edges in force."""
+    """The induction state of one store: the inducer, and the induced edges it gave.
+
+    The edges are a CSR by dependent slot (rows for every slot, empty for blocks not read),
+    each entry flagged while it is in force, so that compaction gathers the edges of its
+    active blocks alone (``csr``).
+    """
 
     def __init__(self) -> None:
         self._inducer = IncrementalInducer(pin_referents=False)
         self._slots: list[int] = []  # inducer index -> store slot
-        self._pairs = Growable(np.int64, 2)
-        self._live = Growable(np.bool_)
-        self._row: dict[tuple[int, int], int] = {}  # pair in force -> its row in _pairs
+        self._prerequisites = Growable(np.int64)  # with _ptr: CSR of dependent slot -> prerequisite slots
+        self._ptr = Growable(np.int64)
+        self._ptr.append(0)
+        self._in_force = Growable(np.bool_)  # per entry: not taken back by a hub
+        self._entry: dict[tuple[int, int], int] = {}  # pair in force -> its entry
+
+    @property
+    def blocks(self) -> int:
+        """The number of blocks read."""
+        return len(self._slots)
 
     def observe(self, slot: int, block: Block, declared: Collection[int]) -> None:
         """Induce for ``block``, the newest, at ``slot``: record its edges and the retractions.
@@ -70,30 +82,35 @@ class InducedEdges:
         """
         update = self._inducer.add(block.text, message=added_message(block))
         self._slots.append(slot)
+        self._close_rows(slot)
         for _, i in update.edges.tolist():
             prerequisite = self._slots[i]
             if prerequisite not in declared:
-                self._row[(slot, prerequisite)] = self._pairs.n
-                self._pairs.append((slot, prerequisite))
-                self._live.append(True)
+                self._entry[(slot, prerequisite)] = self._prerequisites.n
+                self._prerequisites.append(prerequisite)
+                self._in_force.append(True)
+        self._ptr.append(self._prerequisites.n)
         for j, i in update.retracted.tolist():
-            row = self._row.pop((self._slots[j], self._slots[i]), None)
-            if row is not None:
-                self._live.view()[row] = False
+            entry = self._entry.pop((self._slots[j], self._slots[i]), None)
+            if entry is not None:
+                self._in_force.view()[entry] = False
 
-    @property
-    def blocks(self) -> int:
-        """The number of blocks read."""
-        return len(self._slots)
+    def _close_rows(self, slots: int) -> None:
+        """Empty rows up to ``slots`` rows in all (the blocks before it that were not read)."""
+        while self._ptr.n <= slots:
+            self._ptr.append(self._prerequisites.n)
+
+    def csr(self, slots: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(ptr, prerequisites, in_force)`` with rows for ``slots`` slots."""
+        self._close_rows(slots)
+        return self._ptr.view(), self._prerequisites.view(), self._in_force.view()
 
     def live(self) -> np.ndarray:
-        """The induced edges in force, (E, 2) int64 ``(dependent slot, prerequisite slot)``."""
-        return self._pairs.view()[self._live.view()]
-
-    def with_declared(self, declared: np.ndarray) -> np.ndarray:
-        """The declared (E, 2) slot edges followed by the induced edges in force."""
-        return np.concatenate([declared, self.live()])
+        """The induced edges in force, (E, 2) int64 ``(dependent slot, prerequisite slot)``, by dependent."""
+        ptr, prerequisites, in_force = self._ptr.view(), self._prerequisites.view(), self._in_force.view()
+        dependents = np.repeat(np.arange(ptr.shape[0] - 1, dtype=np.int64), np.diff(ptr))
+        return np.stack([dependents[in_force], prerequisites[in_force]], axis=1)
 
     def pairs(self) -> list[tuple[int, int]]:
         """The induced edges in force as sorted slot pairs."""
-        return sorted(self._row)
+        return sorted(self._entry)

@@ -250,7 +250,6 @@ def indices(name: str, value: Any, n: int) -> np.ndarray:
     return arr
 
 
-
 def csr(name: str, indptr: Any, indices: Any, n_rows: int, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
     """A read-only int64 copy of a CSR structure: ``indptr`` n_rows + 1 entries from 0, never
     decreasing, ending at len(indices); every index in [0, n_cols)."""

@@ -34,7 +34,7 @@ import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class Block:
     uses: tuple[str, ...] = ()
     pinned: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
-    embedding: np.ndarray = field(default=None, repr=False, compare=False)
+    embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def detached(self, embedding: np.ndarray | None = None) -> Block:
         """A copy that shares no mutable value with this block, with ``embedding`` as its vector.
@@ -130,14 +130,14 @@ class Block:
         """
         return dataclasses.replace(self, binds=dict(self.binds), meta=copied_json(self.meta), embedding=embedding)
 
-    def to_row(self) -> tuple:
-        """The block as a row of the ``active``/``archive`` tables."""
+    def to_row(self, embedding: np.ndarray | None = None) -> tuple:
+        """The block as a row of the ``active``/``archive`` tables, with ``embedding`` (default: its own)."""
         return (
             self.seq,
             self.id,
             self.text,
             self.cost,
-            np.ascontiguousarray(self.embedding, dtype="<f8").tobytes(),
+            np.ascontiguousarray(self.embedding if embedding is None else embedding, dtype="<f8").tobytes(),
             json.dumps(list(self.depends_on)),
             json.dumps(self.binds),
             json.dumps(list(self.uses)),
@@ -171,9 +171,9 @@ class Block:
 def copied_json(value: Any) -> Any:
     """A deep copy of decoded JSON data (dicts, lists, scalars)."""
     if isinstance(value, dict):
-        return {k: copied_json(v) for k, v in value.items()}
+        return {k: v if type(v) is str else copied_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [copied_json(v) for v in value]
+        return [v if type(v) is str else copied_json(v) for v in value]
     return value
 
 
@@ -196,7 +196,10 @@ def _check_block(block: Block, pinned: Any) -> None:
         (isinstance(block.text, str), "text is not text"),
         (block.cost >= 0, "cost is negative"),
         (pinned in (0, 1), "pinned is not 0 or 1"),
-        (block.embedding.size > 0 and bool(np.isfinite(block.embedding).all()), "embedding is empty or not finite"),
+        (
+            block.embedding is not None and block.embedding.size > 0 and bool(np.isfinite(block.embedding).all()),
+            "embedding is empty or not finite",
+        ),
         (all(isinstance(x, str) for x in block.depends_on + block.uses), "depends_on/uses hold a non-text"),
         (all(isinstance(v, str) for v in block.binds.values()), "binds maps to a non-text"),
     ]
@@ -241,14 +244,14 @@ class Archive:
 
     def __init__(self, path: str | os.PathLike = ":memory:") -> None:
         self._writer: WriterLock | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._connection: sqlite3.Connection | None = None
         self._depth = 0
         self.path = database_path(path)
         #: the file the blocks came from (``path``, or the file given to ``restore_from``)
         self.origin = self.path
         try:
             if self.path == ":memory:":
-                self._conn = connect(self.path)
+                self._connection = connect(self.path)
                 self._create()
                 return
             self._open_file()
@@ -257,9 +260,16 @@ class Archive:
             raise
         _OPEN_FILE_ARCHIVES.add(self)
 
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The database connection (absent only while opening fails)."""
+        if self._connection is None:
+            raise RuntimeError("the archive's database is not open")
+        return self._connection
+
     def _open_file(self) -> None:
         try:
-            self._conn = connect(self.path)
+            self._connection = connect(self.path)
         except sqlite3.Error as exc:  # a directory, a missing parent directory
             raise database_error(exc, self.path, f"cannot open the archive {self.path!r}") from None
         try:
@@ -305,6 +315,7 @@ class Archive:
         If a group raises, its writes roll back (a nested group's alone: the enclosing
         group goes on if it handles the error) and the error propagates.
         """
+        undo: tuple[str, ...]
         if self._depth:
             name = f"level{self._depth}"
             begin, end, undo = f"SAVEPOINT {name}", f"RELEASE {name}", (f"ROLLBACK TO {name}", f"RELEASE {name}")
@@ -332,9 +343,15 @@ class Archive:
         self._conn.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
 
     # -- blocks -------------------------------------------------------------------------
-    def insert_active(self, block: Block) -> None:
-        """Write a new active block (raises ``sqlite3.IntegrityError`` on a duplicate id)."""
-        self._conn.execute(f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", block.to_row())
+    def insert_active(self, blocks: Iterable[tuple[Block, np.ndarray | None]]) -> None:
+        """Write new active ``(block, embedding)`` pairs in one statement (None: the block's own embedding).
+
+        Raises ``sqlite3.IntegrityError`` on a duplicate id.  Inside ``transaction()`` the rows
+        join it; outside, the statement is atomic on its own.
+        """
+        self._conn.executemany(
+            f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", [b.to_row(e) for b, e in blocks]
+        )
 
     def update_active(self, block: Block) -> None:
         """Rewrite the text, cost and meta of an active block (the rest of its row stays)."""
@@ -352,21 +369,15 @@ class Archive:
         """
         if not reasons:
             return
-        payload = json.dumps([[seq, reason] for seq, reason in reasons.items()])
         with self.transaction():
-            self._conn.execute(
+            moved = self._conn.executemany(
                 f"INSERT INTO archive ({_BLOCK_COLUMNS}, compaction, reason) "
-                f"SELECT {_prefixed('a')}, ?, json_extract(j.value, '$[1]') "
-                "FROM json_each(?) AS j JOIN active AS a ON a.seq = json_extract(j.value, '$[0]')",
-                (compaction, payload),
-            )
-            moved = self._conn.execute("SELECT changes()").fetchone()[0]
+                f"SELECT {_BLOCK_COLUMNS}, ?, ? FROM active WHERE seq = ?",
+                [(compaction, reason, seq) for seq, reason in reasons.items()],
+            ).rowcount
             if moved != len(reasons):
                 raise RuntimeError(f"archive: {len(reasons) - moved} of the blocks to evict are not active")
-            self._conn.execute(
-                "DELETE FROM active WHERE seq IN (SELECT json_extract(value, '$[0]') FROM json_each(?))",
-                (payload,),
-            )
+            self._conn.executemany("DELETE FROM active WHERE seq = ?", [(seq,) for seq in reasons])
 
     def restore_blocks(self, seqs: Iterable[int]) -> list[Block]:
         """Move archived blocks back to ``active`` (one transaction); return them by seq.
@@ -381,7 +392,9 @@ class Archive:
                 (payload,),
             ).fetchall()
             if len(rows) != len(wanted):
-                raise ValueError(f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing")
+                raise ValueError(
+                    f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing"
+                )
             self._conn.execute(
                 f"INSERT INTO active ({_BLOCK_COLUMNS}) SELECT {_BLOCK_COLUMNS} FROM archive "
                 "WHERE seq IN (SELECT value FROM json_each(?))",
@@ -410,10 +423,8 @@ class Archive:
         payload = json.dumps(sorted({int(s) for s in seqs}))
         wanted = len(json.loads(payload))
         with self.transaction():
-            number = int(
-                self._conn.execute(
-                    "INSERT INTO deletions (operation, blocks) VALUES (?, ?)", (operation, wanted)
-                ).lastrowid
+            number = _row_id(
+                self._conn.execute("INSERT INTO deletions (operation, blocks) VALUES (?, ?)", (operation, wanted))
             )
             moved = 0
             for table, origin in (("active", "NULL, NULL"), ("archive", "compaction, reason")):
@@ -431,9 +442,12 @@ class Archive:
 
     def deleted(self, seqs: Iterable[int] | None = None) -> list[DeletedBlock]:
         """Deleted blocks (all, or these seqs) with their deletion, ordered by seq."""
-        where, args = "", ()
+        where, args = "", cast(tuple[str, ...], ())
         if seqs is not None:
-            where, args = "WHERE d.seq IN (SELECT value FROM json_each(?))", (json.dumps(sorted({int(s) for s in seqs})),)
+            where, args = (
+                "WHERE d.seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted({int(s) for s in seqs})),),
+            )
         rows = self._conn.execute(
             f"SELECT {_prefixed('d')}, d.deletion, x.operation, d.compaction, d.reason FROM deleted AS d "
             f"JOIN deletions AS x ON x.number = d.deletion {where} ORDER BY d.seq",
@@ -448,7 +462,7 @@ class Archive:
         other database errors (damage) propagate as ``sqlite3.DatabaseError``.
         """
         try:
-            tables = ("active", "archive") + (("deleted",) if schema_version(self._conn) >= 2 else ())
+            tables = ("active", "archive") + (("deleted",) if (schema_version(self._conn) or 0) >= 2 else ())
             union = " UNION ALL ".join(f"SELECT {_BLOCK_COLUMNS}, '{t}' FROM {t}" for t in tables)
             for row in self._conn.execute(f"{union} ORDER BY seq"):
                 yield Block.from_row(row), row[10]
@@ -465,7 +479,7 @@ class Archive:
             "INSERT INTO compactions (query, budget, policy, kept, evicted, used) VALUES (?,?,?,?,?,?)",
             (query, budget, policy, kept, evicted, used),
         )
-        return int(cur.lastrowid)
+        return _row_id(cur)
 
     def next_compaction(self) -> int:
         row = self._conn.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM compactions").fetchone()
@@ -538,8 +552,8 @@ class Archive:
 
     def close(self) -> None:
         """Close the database and release the writer lock (idempotent)."""
-        if self._conn is not None:
-            self._conn.close()
+        if self._connection is not None:
+            self._connection.close()
         if self._writer is not None:
             self._writer.release()
 
@@ -599,6 +613,13 @@ def _create_schema(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> N
     conn.execute("INSERT INTO settings (key, value) VALUES ('schema_version', ?)", (str(version),))
 
 
+def _row_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid an INSERT just made."""
+    if cursor.lastrowid is None:
+        raise RuntimeError("the INSERT made no row")
+    return int(cursor.lastrowid)
+
+
 def schema_version(conn: sqlite3.Connection) -> int | None:
     """The schema version a store database records, if it is one of ``READABLE_VERSIONS``."""
     recorded = _recorded_version(conn)
@@ -641,9 +662,13 @@ def check_schema(conn: sqlite3.Connection, origin: str) -> None:
     version = schema_version(conn)
     found, expected = _schema_objects(conn), _expected_objects(version or SCHEMA_VERSION)
     ours = {(kind, name) for kind, name, _, _ in expected}
-    foreign = sorted(f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours)
+    foreign = sorted(
+        f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours
+    )
     if foreign:
-        raise ValueError(f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}")
+        raise ValueError(
+            f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}"
+        )
     present = {(kind, name) for kind, name, _, _ in found}
     missing = sorted(name for kind, name, _, _ in expected if kind == "table" and (kind, name) not in present)
     if missing:

@@ -171,7 +171,9 @@ def retain_batch(
     elif queries.shape[0] == n_stores:
         query_of = np.arange(n_stores, dtype=np.int64)
     else:
-        raise ValueError(f"query_embs has {queries.shape[0]} rows, expected {n_stores} (one per store) or a (d,) vector")
+        raise ValueError(
+            f"query_embs has {queries.shape[0]} rows, expected {n_stores} (one per store) or a (d,) vector"
+        )
     cost, _ = _validate.costs(costs, n)
     budget = _budgets(budgets, n_stores).copy()
     dependent, prerequisite, e_off = _local_edges(edges, edge_offsets, off)

@@ -92,8 +92,14 @@ _PARSE = {str: _text, int: _parse_int, float: _parse_float}
 
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--input", required=True, help="JSONL session (chat messages and/or blocks, one per line); - reads standard input")
-    common.add_argument("--budget", required=True, type=int, help="token budget for the kept blocks, in --tokenizer tokens")
+    common.add_argument(
+        "--input",
+        required=True,
+        help="JSONL session (chat messages and/or blocks, one per line); - reads standard input",
+    )
+    common.add_argument(
+        "--budget", required=True, type=int, help="token budget for the kept blocks, in --tokenizer tokens"
+    )
     common.add_argument("--query", help="query text (default: the newest user message)")
     common.add_argument("--encoder", choices=ENCODER_NAMES, default="lexical")
     common.add_argument(
@@ -135,7 +141,10 @@ def _run(args: argparse.Namespace) -> tuple[MemoryStore, CompactionReport]:
     params = _params(args)
     encoder = CachedEncoder(make_encoder(args.encoder))
     store = MemoryStore(encoder=encoder, tokenizer=args.tokenizer, params=params)
-    records = [(f"line {number}", record) for number, record in read_jsonl(sys.stdin.buffer if args.input == "-" else args.input)]
+    records = [
+        (f"line {number}", record)
+        for number, record in read_jsonl(sys.stdin.buffer if args.input == "-" else args.input)
+    ]
     texts = [kwargs["text"] for kwargs in plan_records(store, records, complete=True)]  # every line checked first
     _encode_all(encoder, texts)
     add_records(store, records, complete=True)

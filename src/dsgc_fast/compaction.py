@@ -109,7 +109,7 @@ def table_block(
         text=named.text,
         cost=int(named.cost),
         seq=seq,
-        binds={referent: value for referent, value, _ in entries},
+        binds={str(referent): value for referent, value, _ in entries},
         meta={"kind": BINDING_TABLE_KIND, "entries": [list(e) for e in entries]},
     )
     return BindingTableBlock(block, entries)
@@ -150,8 +150,16 @@ def decide(
     """
     check_over_budget(on_over_budget)
     cost_fn = table_cost(counter)
-    pinning: dict[str, Any] = {"live": roots, "referents": index, "cost_fn": cost_fn} if roots.size or index.has_links else {}
-    common: dict[str, Any] = {"params": params, "edges": graph, "query_weights": query_weights, "mode": mode, "ages": ages}
+    pinning: dict[str, Any] = (
+        {"live": roots, "referents": index, "cost_fn": cost_fn} if roots.size or index.has_links else {}
+    )
+    common: dict[str, Any] = {
+        "params": params,
+        "edges": graph,
+        "query_weights": query_weights,
+        "mode": mode,
+        "ages": ages,
+    }
     try:
         return Outcome(retain(query_emb, embs, costs, budget, **common, **pinning), costs)
     except ReferentEvictionError:

@@ -65,7 +65,9 @@ def check_unicode(name: str, text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValueError(f"{name} is not valid Unicode: lone surrogate {text[exc.start]!r} at index {exc.start}") from None
+        raise ValueError(
+            f"{name} is not valid Unicode: lone surrogate {text[exc.start]!r} at index {exc.start}"
+        ) from None
     return text
 
 
@@ -248,9 +250,14 @@ class CachedEncoder:
             with np.load(path, allow_pickle=False) as data:
                 name, embs = str(data["encoder"]), data["embs"]
                 texts = _unpack_texts(data["text_bytes"], data["text_offsets"])
-        except Exception:  # noqa: BLE001 -- a damaged file makes NumPy raise OSError, ValueError, EOFError,
+        except Exception:
             return  # BadZipFile, KeyError, SyntaxError, tokenize.TokenError, ... (an .npy file: TypeError)
-        if name != self.name or embs.shape != (len(texts), self.dim) or embs.dtype.kind != "f" or not np.isfinite(embs).all():
+        if (
+            name != self.name
+            or embs.shape != (len(texts), self.dim)
+            or embs.dtype.kind != "f"
+            or not np.isfinite(embs).all()
+        ):
             return
         self._rows.update(zip(texts, embs.astype(np.float64)))
 

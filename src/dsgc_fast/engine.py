@@ -122,7 +122,9 @@ def retain(
     age = _validate.ages(ages, n, p.policy)
     pinning = live is not None or uses is not None or binds is not None or referents is not None
     plain = isinstance(embs, np.ndarray)
-    fusable = plain and age is None and queries.shape[0] == 1 and query_weights is None and order is None and not pinning
+    fusable = (
+        plain and age is None and queries.shape[0] == 1 and query_weights is None and order is None and not pinning
+    )
     if 0 < n <= SMALL_N and fusable:
         return _fused_path(queries[0], embs, cost, total_cost, graph, budget, p, mode)
     weights = _validate.query_weights(query_weights, queries.shape[0])
@@ -158,7 +160,9 @@ def _fused_path(
     if not finite:
         stages.check_finite(out[0], embs)
     sim, rel, pi, scores = out
-    return Retention(kept[:count], mask, scores, rel, pi, sim, reasons, int(used), budget, p.policy, p.selection, _rank=ranking)
+    return Retention(
+        kept[:count], mask, scores, rel, pi, sim, reasons, int(used), budget, p.policy, p.selection, _rank=ranking
+    )
 
 
 def _ranked_path(

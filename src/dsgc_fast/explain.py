@@ -264,8 +264,17 @@ class CompactionReport:
             text = printable(" ".join(self.texts.get(d.id, "").split()))
             text = text if len(text) <= preview else text[: preview - 3] + "..."
             rows.append(
-                (printable(d.id), "kept" if d.kept else "evicted", str(d.rank), str(d.cost), f"{d.score:.4f}",
-                 f"{d.relevance:.4f}", f"{d.support:.4f}", text, d.why())
+                (
+                    printable(d.id),
+                    "kept" if d.kept else "evicted",
+                    str(d.rank),
+                    str(d.cost),
+                    f"{d.score:.4f}",
+                    f"{d.relevance:.4f}",
+                    f"{d.support:.4f}",
+                    text,
+                    d.why(),
+                )
             )
         widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(header)]
         right = {2, 3, 4, 5, 6}
@@ -345,8 +354,8 @@ def build_report(
     """
     decisions = _Decisions(_Facts(ids, result, costs, graph, referents, roots, lambda_pi, table_block))
     return CompactionReport(
-        kept=[ids[i] for i in result.retained.tolist()],
-        evicted=[ids[i] for i in result.evicted.tolist()],
+        kept=list(map(ids.__getitem__, result.retained.tolist())),
+        evicted=list(map(ids.__getitem__, result.evicted.tolist())),
         decisions=decisions,
         policy=result.policy,
         budget=result.budget,

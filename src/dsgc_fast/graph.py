@@ -137,7 +137,9 @@ class _LastEdges:
             return False
         words = body // 8
         if _config.parallel(words):
-            return bool(same_words_par(mine[:body].view(np.uint64), theirs[:body].view(np.uint64), numba.get_num_threads()))
+            return bool(
+                same_words_par(mine[:body].view(np.uint64), theirs[:body].view(np.uint64), numba.get_num_threads())
+            )
         return bool(same_words(mine[:body].view(np.uint64), theirs[:body].view(np.uint64), 1))
 
     def clear(self) -> None:

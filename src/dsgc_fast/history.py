@@ -32,7 +32,7 @@ import numpy as np
 
 from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_scalar
 
-from ._growable import Growable
+from ._growable import Growable as _Growable
 from ._induced import InducedEdges
 from .archive import Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
@@ -144,12 +144,8 @@ class SelectCache:
         """
         if tokenizer is None or isinstance(tokenizer, (str, TokenCounter)):
             return token_counter_of(tokenizer)
-        for k, (known, counter) in enumerate(self._counters):
-            if known is tokenizer:
-                del self._counters[k]
-                break
-        else:
-            counter = token_counter_of(tokenizer)
+        seen = next((k for k, (known, _) in enumerate(self._counters) if known is tokenizer), None)
+        counter = token_counter_of(tokenizer) if seen is None else self._counters.pop(seen)[1]
         self._counters.insert(0, (tokenizer, counter))
         del self._counters[self.max_histories :]
         return counter
@@ -268,7 +264,9 @@ def select(
             query = state.query
         embs = history.embeddings(cache.rows)
         dimension = embs.shape[1] if state.n else None
-        query_emb, query_text = query_embedding(query, lambda texts, name: encoded(cache.rows.encode, texts, name, dimension))
+        query_emb, query_text = query_embedding(
+            query, lambda texts, name: encoded(cache.rows.encode, texts, name, dimension)
+        )
         if not state.n:
             embs = np.empty((0, query_emb.shape[-1]))
         blocks = history.blocks[: state.n]
@@ -408,13 +406,13 @@ class _History:
         self.blocks: list[Block] = []
         self.ids: list[str] = []
         self.slot_of: dict[str, int] = {}
-        self.cost = Growable(np.int64)
-        self.edges = Growable(np.int64, 2)
+        self.cost = _Growable(np.int64)
+        self.edges = _Growable(np.int64, 2)
         self.induced = InducedEdges()
         self.referents = _Referents()
         self.binds: list[dict[str, str]] = []
         self.units = ChatUnits()
-        self.emb: Growable | None = None
+        self.emb: _Growable | None = None
         self._state: _State | None = None
 
     def matches(self, records: list[Any]) -> bool:
@@ -446,7 +444,7 @@ class _History:
         for prerequisite in block.depends_on:
             self.edges.append((slot, self.slot_of[prerequisite]))
         self.binds.append(block.binds)
-        self.referents.append(slot, block.uses, block.binds)
+        self.referents.append(block.uses, block.binds)
         self.units.add(block)
 
     def embeddings(self, rows: CachedEncoder) -> np.ndarray:
@@ -456,7 +454,7 @@ class _History:
             dimension = None if self.emb is None else self.emb.view().shape[1]
             new = encoded(rows.encode, [b.text for b in self.blocks[done:]], "encoder(text)", dimension)
             if self.emb is None:
-                self.emb = Growable(np.float64, new.shape[1])
+                self.emb = _Growable(np.float64, new.shape[1])
             for row in new:
                 self.emb.append(row)
         return self.emb.view() if self.emb is not None else np.empty((0, 1))
@@ -466,8 +464,8 @@ class _History:
         n = len(self.blocks)
         if self._state is None or self._state.n != n:
             slots = np.arange(n, dtype=np.int64)
-            index = self.referents.active_index(slots, slots, np.ones(n, dtype=np.bool_), self.binds)
-            graph = DependencyGraph.from_edges(n, self.induced.with_declared(self.edges.view()))
+            index = self.referents.active_index(slots, self.binds)
+            graph = DependencyGraph.from_edges(n, np.concatenate([self.edges.view(), self.induced.live()]))
             turn = self.units.turn_start
             query = self.blocks[turn].text if turn is not None else None
             self._state = _State(n, graph, index, self.units.ages(), self._root_slots(self.units.live_roots()), query)

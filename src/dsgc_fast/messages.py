@@ -49,8 +49,9 @@ from typing import IO, Any
 import numpy as np
 
 from . import _validate
-from ._nesting import check_nesting
-from .archive import Block
+from ._chat_facts import CALL_PREFIX, RESULT_PREFIX
+from ._nesting import NotCanonical, canonical_copy, check_nesting
+from .archive import Block, copied_json
 from .compaction import BINDING_TABLE_KIND
 from .explain import CompactionReport
 from .store import MemoryStore, token_counter_of
@@ -67,7 +68,7 @@ _BLOCK_FIELDS = ("text", "meta") + _ANNOTATION_FIELDS
 _MESSAGE_ANNOTATION_FIELDS = _ANNOTATION_FIELDS + ("meta",)
 
 
-_CALL, _RESULT = "tool_call:", "tool_result:"
+_CALL, _RESULT = CALL_PREFIX, RESULT_PREFIX
 #: meta keys of a chat-message block (a plain block may not use them)
 _MESSAGE_META = ("role", "message")
 
@@ -105,13 +106,15 @@ def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[in
         with open(source, "rb") as handle:
             return read_jsonl(handle)
     out = []
-    for number, raw in enumerate(source, start=1):
+    for number, line in enumerate(source, start=1):
         where = f"line {number}"
-        if isinstance(raw, bytes):
+        if isinstance(line, bytes):
             try:
-                raw = raw.decode("utf-8")
+                raw = line.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise SessionError(f"invalid UTF-8: {exc.reason} at byte {exc.start}", where) from None
+        else:
+            raw = str(line)
         if not raw.strip(_JSON_WHITESPACE):
             continue
         try:
@@ -198,7 +201,8 @@ class _Planner:
             raise SessionError("expected a JSON object (a chat message or a block)", where)
         if record.get("role") != "tool" and self.open:
             raise SessionError(
-                f"tool call(s) {sorted(self.open)} still wait for their results: only tool messages may come next", where
+                f"tool call(s) {sorted(self.open)} still wait for their results: only tool messages may come next",
+                where,
             )
         if "role" in record:
             kwargs = self.message(record, where)
@@ -207,7 +211,9 @@ class _Planner:
         block_id = kwargs["id"]
         if self.known(block_id):
             first = self.first_seen.get(block_id)
-            raise SessionError(f"duplicate block id {block_id!r} (already {'on ' + first if first else 'in the store'})", where)
+            raise SessionError(
+                f"duplicate block id {block_id!r} (already {'on ' + first if first else 'in the store'})", where
+            )
         for prerequisite in kwargs["depends_on"]:
             if not self.known(prerequisite):
                 raise SessionError(f"unknown dependency id {prerequisite!r}", where)
@@ -256,23 +262,23 @@ class _Planner:
         if calls:
             self.opened_at = where
         if role == "tool":
-            call_id = message.get("tool_call_id")
-            if not isinstance(call_id, str) or not call_id:
+            answer_of = message.get("tool_call_id")
+            if not isinstance(answer_of, str) or not answer_of:
                 raise SessionError("a tool message needs a string 'tool_call_id'", where)
-            caller = self.calls.get(call_id) or self.stored_binder(call_referent(call_id))
+            caller = self.calls.get(answer_of) or self.stored_binder(call_referent(answer_of))
             if caller is None:
-                raise SessionError(f"tool result for call {call_id!r} has no matching assistant tool call", where)
-            if call_id in self.answered or self.stored_binder(result_referent(call_id)) is not None:
-                raise SessionError(f"a second tool result for call {call_id!r}", where)
-            if call_id not in self.open:
+                raise SessionError(f"tool result for call {answer_of!r} has no matching assistant tool call", where)
+            if answer_of in self.answered or self.stored_binder(result_referent(answer_of)) is not None:
+                raise SessionError(f"a second tool result for call {answer_of!r}", where)
+            if answer_of not in self.open:
                 raise SessionError(
-                    f"tool result for call {call_id!r} must follow its assistant message, with only tool results between",
+                    f"tool result for call {answer_of!r} must follow its assistant message, with only tool results between",
                     where,
                 )
-            self.open.discard(call_id)
-            self.answered.add(call_id)
-            binds[result_referent(call_id)] = " ".join(text.split()[:8])
-            uses.append(call_referent(call_id))
+            self.open.discard(answer_of)
+            self.answered.add(answer_of)
+            binds[result_referent(answer_of)] = " ".join(text.split()[:8])
+            uses.append(call_referent(answer_of))
             depends_on.append(caller)
         if kwargs["cost"] is None:
             try:
@@ -305,12 +311,18 @@ def _own_meta(record: Mapping[str, Any], what: str, where: str | None) -> Any:
 def _json_copy(message: dict[str, Any], where: str | None) -> dict[str, Any]:
     """An independent copy of a message as the store keeps it: JSON, nested at most ``MAX_NESTING`` levels."""
     try:
+        return canonical_copy(message)
+    except NotCanonical:
+        pass  # the round trip below converts it or names what is wrong
+    try:
         copied = json.loads(json.dumps(message, allow_nan=False))
         check_nesting("the message", copied)
     except RecursionError:
         raise SessionError("the message is nested too deeply", where) from None
     except (TypeError, ValueError) as exc:
-        raise SessionError(str(exc) if isinstance(exc, ValueError) else f"the message is not JSON: {exc}", where) from None
+        raise SessionError(
+            str(exc) if isinstance(exc, ValueError) else f"the message is not JSON: {exc}", where
+        ) from None
     return copied
 
 
@@ -321,7 +333,7 @@ def _open_calls(store: MemoryStore) -> set[str]:
     the newest other message; binding tables do not count (``to_messages`` moves them to
     the front).  Empty if that message is not an assistant message with tool calls.
     """
-    answered = set()
+    answered: set[str] = set()
     for block in _newest_first(store):
         if block.meta.get("kind") == BINDING_TABLE_KIND:
             continue
@@ -333,15 +345,15 @@ def _open_calls(store: MemoryStore) -> set[str]:
 
 
 def _newest_first(store: MemoryStore) -> Iterator[Block]:
-    """The store's blocks, active and archived, newest first (archived ones read as reached)."""
-    active, archived = store.blocks(embeddings=False), store.archived_ids()
-    older = store.get(archived.pop()) if archived else None
-    while active or older is not None:
-        if older is None or (active and active[-1].seq > older.seq):
-            yield active.pop()
-        else:
-            yield older
-            older = store.get(archived.pop()) if archived else None
+    """The store's blocks, active and archived, newest first, read a few at a time as the walk goes on.
+
+    The blocks are the store's own (this module only reads them).
+    """
+    end, count = store.total, 4
+    while end > 0:
+        blocks, end = store._older_blocks(end, count)
+        yield from blocks
+        count = min(4 * count, 1024)
 
 
 def _check_keys(record: Mapping[str, Any], allowed: Sequence[str], what: str, where: str | None) -> None:
@@ -360,17 +372,27 @@ def _annotation_kwargs(record: Mapping[str, Any], where: str | None) -> dict[str
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise SessionError(f"{name} must be a list of non-empty strings", where)
     binds = record.get("binds", {})
-    if not isinstance(binds, Mapping) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in binds.items()):
+    if not isinstance(binds, Mapping) or not all(
+        isinstance(k, str) and k and isinstance(v, str) for k, v in binds.items()
+    ):
         raise SessionError("binds must be an object mapping referent names to string values", where)
     reserved = sorted(k for k in binds if k.startswith((_CALL, _RESULT)))
     if reserved:
         raise SessionError(
-            f"binds may not name {reserved[0]!r}: the {_CALL!r}/{_RESULT!r} referents tie tool calls to their results", where
+            f"binds may not name {reserved[0]!r}: the {_CALL!r}/{_RESULT!r} referents tie tool calls to their results",
+            where,
         )
     pinned = record.get("pinned")
     if pinned is not None and not isinstance(pinned, bool):
         raise SessionError(f"pinned must be true or false, got {pinned!r}", where)
-    return {"id": block_id, "depends_on": depends_on, "uses": uses, "binds": binds, "pinned": pinned, "cost": record.get("cost")}
+    return {
+        "id": block_id,
+        "depends_on": depends_on,
+        "uses": uses,
+        "binds": binds,
+        "pinned": pinned,
+        "cost": record.get("cost"),
+    }
 
 
 def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str, str]]:
@@ -436,17 +458,20 @@ def add_records(
     if embeddings is not None:
         vectors = _validate._numeric_array("embeddings", embeddings)
         if vectors.ndim != 2 or vectors.shape[0] != len(plans):
-            raise ValueError(f"embeddings must be an ({len(plans)}, d) array, one row per record, got shape {vectors.shape}")
+            raise ValueError(
+                f"embeddings must be an ({len(plans)}, d) array, one row per record, got shape {vectors.shape}"
+            )
         for (_, kwargs), vector in zip(plans, vectors):
             kwargs["embedding"] = vector
-    ids = []
-    with store.atomic():
-        for where, kwargs in plans:
-            try:
-                ids.append(store.add(**kwargs))
-            except (TypeError, ValueError) as exc:
-                raise SessionError(str(exc), where) from None
-    return ids
+    unembedded = [(where, kwargs) for where, kwargs in plans if kwargs.get("embedding") is None]
+    if unembedded:  # one encoder call for the batch
+        try:
+            rows = store._encode([kwargs["text"] for _, kwargs in unembedded], "encoder(text)")
+        except (TypeError, ValueError) as exc:
+            raise SessionError(str(exc), unembedded[0][0]) from None
+        for (_, kwargs), row in zip(unembedded, rows):
+            kwargs["embedding"] = row
+    return store._add_all([kwargs for _, kwargs in plans], lambda k, exc: SessionError(str(exc), plans[k][0]))
 
 
 def add_messages(
@@ -526,6 +551,7 @@ class ChatUnits:
         self.uses: dict[str, tuple[str, ...]] = {}
         self.binder: dict[str, str] = {}  # tool-call referent -> the block binding it
         self.pinned: list[str] = []
+        self.blocks: list[Block] = []
         self.units = 0
         self.query_unit: int | None = None  # the unit of the newest user message
         self.turn_start: int | None = None  # its position
@@ -536,6 +562,7 @@ class ChatUnits:
     def add(self, block: Block) -> None:
         message = block.meta.get("message") or {}
         role = block.meta.get("role")
+        self.blocks.append(block)
         self.ids.append(block.id)
         self.uses[block.id] = block.uses
         self.binder.update((x, block.id) for x in block.binds if x.startswith((_CALL, _RESULT)))
@@ -625,20 +652,24 @@ def compact_messages(
             f"tokenizer {token_counter_of(tokenizer).name!r} is not the store's ({store.tokenizer.name!r}): "
             "block costs are counted when blocks are added, so choose the tokenizer with MemoryStore(tokenizer=...)"
         )
-    blocks = store.blocks(embeddings=False)
-    turn = current_turn(blocks)
+    report = store._compact_turn(budget, query=query, live=live, on_over_budget=on_over_budget, **options)
+    if report is not None:
+        return report
+    units = ChatUnits(store._shared_blocks())  # the rules themselves, for blocks the store's chat facts cannot follow
     if query is None:
-        if not turn:
+        if units.turn_start is None:
             raise ValueError("query is required: the store has no user message to use as the query")
-        query = turn[0].text
-    roots = live_roots(blocks, live)
-    return store.compact(query, budget, live=roots, ages=working_ages(blocks), on_over_budget=on_over_budget, **options)
+        query = units.blocks[units.turn_start].text
+    ages = {units.ids[k]: int(age) for k, age in enumerate(units.ages().tolist()) if age}
+    return store.compact(
+        query, budget, live=units.live_roots(live), ages=ages, on_over_budget=on_over_budget, **options
+    )
 
 
 # -- blocks -> messages -------------------------------------------------------------------
 def to_messages(store: MemoryStore) -> list[dict[str, Any]]:
     """The active blocks as a valid chat message list, oldest first (``chat_messages``)."""
-    return chat_messages(store.blocks(embeddings=False))  # the store returns blocks of their own
+    return chat_messages(store._shared_blocks(), copy=copied_json)
 
 
 def chat_messages(blocks: Iterable[Block], *, copy: Callable[[Any], Any] | None = None) -> list[dict[str, Any]]:
@@ -680,7 +711,9 @@ def check_messages(messages: Sequence[Mapping[str, Any]]) -> None:
         if message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             if call_id not in pending:
-                raise ValueError(f"messages[{k}] is a tool result for call {call_id!r} with no open assistant tool call")
+                raise ValueError(
+                    f"messages[{k}] is a tool result for call {call_id!r} with no open assistant tool call"
+                )
             pending.discard(call_id)
             continue
         if pending:

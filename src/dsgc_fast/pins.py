@@ -74,9 +74,36 @@ class ReferentIndex:
         binder.flags.writeable = False
         indptr, ids = _validate.csr("use", self.use_indptr, self.use_ids, n, m)
         if len(self.names) != m or len(self.values) != m:
-            raise ValueError(f"names and values need one entry per referent ({m}), got {len(self.names)} and {len(self.values)}")
+            raise ValueError(
+                f"names and values need one entry per referent ({m}), got {len(self.names)} and {len(self.values)}"
+            )
         for name, value in (("n", n), ("live_binder", binder), ("use_indptr", indptr), ("use_ids", ids)):
             object.__setattr__(self, name, value)
+        self._derive_needs()
+
+    @classmethod
+    def built(
+        cls, n: int, use_indptr: np.ndarray, use_ids: np.ndarray, live_binder: np.ndarray, names: Sequence[Hashable],
+        values: Sequence[Any],
+    ) -> ReferentIndex:  # fmt: skip
+        """An index over arrays a caller in this package has just built, valid by construction: no re-check.
+
+        The arrays (int64, ``use_ids`` in range, binders in [-1, n)) become the index's own,
+        read-only: the caller must not keep them.
+        """
+        index = object.__new__(cls)
+        for name, value in (("n", n), ("use_indptr", use_indptr), ("use_ids", use_ids), ("live_binder", live_binder)):
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+            object.__setattr__(index, name, value)
+        object.__setattr__(index, "names", names)
+        object.__setattr__(index, "values", values)
+        index._derive_needs()
+        return index
+
+    def _derive_needs(self) -> None:
+        """``need_indptr``/``need_blocks`` from the validated arrays."""
+        n, binder, indptr, ids = self.n, self.live_binder, self.use_indptr, self.use_ids
         needed = binder[ids] if ids.size else np.empty(0, dtype=np.int64)
         bound = needed >= 0
         before = np.concatenate(([0], np.cumsum(bound)))  # bound links before each use link

@@ -91,4 +91,17 @@ class Retention:
     def empty(cls, budget: int, policy: str, selection: str) -> Retention:
         """The result for a store of no blocks."""
         i, f = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        return cls(i, np.empty(0, dtype=np.bool_), f, f, f, f, np.empty(0, dtype=np.int8), 0, budget, policy, selection, _rank=i)
+        return cls(
+            i,
+            np.empty(0, dtype=np.bool_),
+            f,
+            f,
+            f,
+            f,
+            np.empty(0, dtype=np.int8),
+            0,
+            budget,
+            policy,
+            selection,
+            _rank=i,
+        )

@@ -18,8 +18,12 @@ the next newest binder becomes live and, if archived, returns to the active set 
 transaction.  ``search`` ranks the archive by similarity to a query and can recall the hits.
 
 Per-block data lives in append-only arrays that grow by doubling (embeddings, costs, flags,
-the edge list), so ``add`` is amortized O(1); ``compact`` gathers the active rows and remaps
-the edge list with vectorized indexing, O(N + E), and never rebuilds anything per turn.
+each block's prerequisites and referent links as per-block ranges), so ``add`` is amortized
+O(1); ``compact`` gathers the active blocks' rows and ranges with vectorized indexing, in
+O(active blocks + their links) whatever the archive holds, and never rebuilds anything per
+turn.  The store remembers the rows of the texts it encoded last (``RECENT_TEXTS``), so a
+batch encoded in one call (``messages.add_messages``) and a query that repeats a block's text
+cost no second encoder call.
 
 A store may be used from any thread: every method holds the store's lock, so calls from
 several threads run one at a time (an ``atomic()`` group holds it to its end).  A file
@@ -30,6 +34,7 @@ refused with ``ArchiveLockedError`` until the first closes (or its process dies)
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import json
@@ -42,13 +47,22 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from dsgc_ref.contract import BindingTable, ParamOverrides, Params, ReferentEvictionError, is_integer_scalar, listing
+from dsgc_ref.contract import (
+    BindingTable,
+    ParamOverrides,
+    Params,
+    Reason,
+    ReferentEvictionError,
+    is_integer_scalar,
+    listing,
+)
 
 from . import _validate, token_counts
 from ._archive_access import database_error
-from ._growable import Growable
+from ._chat_facts import CALL_PREFIX, RESULT_PREFIX, ChatFacts
+from ._growable import Growable as _Growable
 from ._induced import INDUCED_KEY, InducedEdges, is_induced
-from ._nesting import MAX_NESTING, check_nesting
+from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
 from .archive import Archive, ArchivedBlock, Block, DeletedBlock
 from .compaction import Truncation, decide, table_block
 from .encoders import check_unicode
@@ -63,6 +77,8 @@ Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.enc
 
 #: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
 MAX_COST = 2**32 - 1
+#: how many recently encoded texts a store remembers the rows of (``MemoryStore._encode``)
+RECENT_TEXTS = 256
 #: the store's default knobs: the agent policy (without working ages it ranks as dsgc)
 AGENT_PARAMS = Params(policy="agent")
 
@@ -131,6 +147,7 @@ class MemoryStore:
         if not callable(encode):
             raise TypeError("encoder must have an encode(texts) method or be a callable list[str] -> (n, d) array")
         self._encode_texts = encode
+        self._recent_rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self._counter = token_counter_of(tokenizer)
         self._lock = threading.RLock()
         self._pid = os.getpid()
@@ -143,7 +160,6 @@ class MemoryStore:
     def tokenizer(self) -> TokenCounter:
         """The ``TokenCounter`` that gives block costs (the ``tokenizer`` option, resolved)."""
         return self._counter
-
 
     def _resume(self) -> None:
         """Rebuild from the database and record the encoder; on any error close the database.
@@ -206,13 +222,19 @@ class MemoryStore:
         self._newest_binder: dict[str, int] = {}
         self._binder_slots: dict[str, list[int]] = {}  # referent -> blocks binding it, oldest first (not deleted)
         self._referents = _Referents()
+        self._chat = ChatFacts()
         self._active_blocks: dict[int, Block] = {}
-        self._emb: Growable | None = None
-        self._cost = Growable(np.int64)
-        self._active = Growable(np.bool_)
-        self._deleted = Growable(np.bool_)
-        self._pinned = Growable(np.bool_)
-        self._edges = Growable(np.int64, 2)
+        self._emb: _Growable | None = None
+        self._cost = _Growable(np.int64)
+        self._active = _Growable(np.bool_)
+        self._deleted = _Growable(np.bool_)
+        self._pinned = _Growable(np.bool_)
+        self._from_text = _Growable(np.bool_)  # the embedding is the store's encoder's row of the block's text
+        self._slot_array: np.ndarray | None = None  # the active slots, ascending (None: read them off _active)
+        self._appended: list[int] = []  # active slots appended since _slot_array was set
+        self._prerequisites = _Growable(np.int64)  # with _edge_ptr: CSR of slot -> the slots it depends on
+        self._edge_ptr = _Growable(np.int64)
+        self._edge_ptr.append(0)
         self._induced = InducedEdges()
         try:
             for block, table in self._archive.all_blocks():
@@ -223,17 +245,35 @@ class MemoryStore:
         except (ValueError, sqlite3.DatabaseError) as exc:
             raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
 
-    def _append(self, block: Block, embedding: np.ndarray, *, active: bool, deleted: bool = False) -> None:
+    def _embeddings(self) -> np.ndarray:
+        """Every block's embedding row (the store holds at least one block when this is read)."""
+        if self._emb is None:
+            raise RuntimeError("the store holds no embeddings yet")
+        return self._emb.view()
+
+    def _append(
+        self,
+        block: Block,
+        embedding: np.ndarray | None,
+        *,
+        active: bool,
+        deleted: bool = False,
+        from_text: bool = False,
+    ) -> None:
+        if embedding is None:
+            raise ValueError(f"block {block.id!r} has no embedding")
         slot = len(self._ids)
         if self._emb is None:
-            self._emb = Growable(np.float64, embedding.shape[0])
+            self._emb = _Growable(np.float64, embedding.shape[0])
         self._emb.append(embedding)
+        self._from_text.append(from_text)
         self._cost.append(block.cost)
         self._active.append(active)
         self._deleted.append(deleted)
         self._pinned.append(block.pinned)
         for prerequisite in block.depends_on:
-            self._edges.append((slot, self._slot_of[prerequisite]))
+            self._prerequisites.append(self._slot_of[prerequisite])
+        self._edge_ptr.append(self._prerequisites.n)
         self._ids.append(block.id)
         self._slot_of[block.id] = slot
         self._uses.append(block.uses)
@@ -242,9 +282,28 @@ class MemoryStore:
             self._newest_binder.update(dict.fromkeys(block.binds, slot))
             for referent in block.binds:
                 self._binder_slots.setdefault(referent, []).append(slot)
-        self._referents.append(slot, block.uses, block.binds)
+        self._referents.append(block.uses, block.binds)
+        self._chat.append(slot, block.meta)
         if active:
-            self._active_blocks[slot] = dataclasses.replace(block, embedding=None)
+            self._active_blocks[slot] = block if block.embedding is None else dataclasses.replace(block, embedding=None)
+            if self._slot_array is not None:
+                self._appended.append(slot)
+
+    def _active_slots(self) -> np.ndarray:
+        """The active slots, ascending (read-only; kept up to date as blocks come and go)."""
+        if self._slot_array is None:
+            self._set_active_slots(np.flatnonzero(self._active.view()))
+        elif self._appended:
+            self._set_active_slots(np.concatenate([self._slot_array, np.array(self._appended, dtype=np.int64)]))
+        assert self._slot_array is not None
+        return self._slot_array
+
+    def _set_active_slots(self, slots: np.ndarray | None) -> None:
+        """Record the active slots (None: unknown, read them off ``_active`` when next asked)."""
+        if slots is not None:
+            slots.flags.writeable = False
+        self._slot_array = slots
+        self._appended.clear()
 
     # -- adding blocks ------------------------------------------------------------------
     @contextmanager
@@ -297,6 +356,56 @@ class MemoryStore:
         archived, that binder and its referent closure return to the active set in the same
         transaction: no active block uses a referent whose binder sits in the archive.
         """
+        block, vector, missing = self._prepared(
+            text, id=id, depends_on=depends_on, binds=binds, uses=uses, embedding=embedding, cost=cost, pinned=pinned,
+            meta=meta, induce=induce,
+        )  # fmt: skip
+        restored = []
+        try:
+            if missing:
+                with self._archive.transaction():
+                    restored = self._archive.restore_blocks(missing)
+                    self._archive.insert_active([(block, vector)])
+            else:
+                self._archive.insert_active([(block, vector)])  # one statement: atomic on its own
+        except BaseException:
+            if is_induced(block.meta):  # the inducer has read the block: rebuild it from the record
+                self._rebuild()
+            raise
+        self._mark_active(restored)
+        self._append(block, vector, active=True)
+        return block.id
+
+    @_serialized
+    def _add_all(self, entries: Sequence[Mapping[str, Any]], error: Callable[[int, Exception], Exception]) -> list[str]:
+        """``add(**entry)`` for each entry in order, all or none (an ``atomic`` group), the new rows in one statement.
+
+        A ``TypeError``/``ValueError`` raised for entry k is replaced by ``error(k, exc)``.
+        """
+        rows = []
+        with self.atomic():
+            for k, entry in enumerate(entries):
+                try:
+                    block, vector, missing = self._prepared(**entry)
+                except (TypeError, ValueError) as exc:
+                    raise error(k, exc) from None
+                if missing:
+                    self._mark_active(self._archive.restore_blocks(missing))
+                self._append(block, vector, active=True)
+                rows.append((block, vector))
+            self._archive.insert_active(rows)
+        return [block.id for block, _ in rows]
+
+    def _prepared(
+        self, text: str, *, id: str | None = None, depends_on: Iterable[str] = (), binds: Mapping[str, str] | None = None,
+        uses: Iterable[str] = (), embedding: Any = None, cost: int | None = None, pinned: bool = False,
+        meta: Mapping[str, Any] | None = None, induce: bool = False,
+    ) -> tuple[Block, np.ndarray, list[int]]:  # fmt: skip
+        """The block ``add`` appends next (every argument checked), its embedding, and the archived slots it brings back.
+
+        With ``induce`` the store's inducer reads the block last, once nothing can refuse it
+        before it is written, and the block is marked as induced.
+        """
         block = checked_block(
             text, seq=len(self._ids), id=id, depends_on=depends_on, binds=binds, uses=uses, cost=cost, pinned=pinned,
             meta=meta, known=self._slot_of, counter=self._counter,
@@ -305,23 +414,13 @@ class MemoryStore:
         for prerequisite in block.depends_on:
             if self._deleted.view()[self._slot_of[prerequisite]]:
                 raise ValueError(f"dependency {prerequisite!r} was deleted")
-        block = dataclasses.replace(block, embedding=self._embedding(text, embedding))
-        try:
-            if induce:
-                self._induce(block)
-                block = dataclasses.replace(block, meta={**block.meta, INDUCED_KEY: True})
-            binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
-            missing = self._archived_closure(binders)
-            with self._archive.transaction():
-                restored = self._archive.restore_blocks(missing) if missing else []
-                self._archive.insert_active(block)
-        except BaseException:
-            if induce:  # the inducer has read the block: rebuild it from the record
-                self._rebuild()
-            raise
-        self._mark_active(restored)
-        self._append(block, block.embedding, active=True)
-        return block.id
+        vector = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
+        binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
+        missing = self._archived_closure(binders)
+        if induce:
+            self._induce(block)
+            block = dataclasses.replace(block, meta={**block.meta, INDUCED_KEY: True})
+        return block, vector, missing
 
     def _induce(self, block: Block) -> None:
         """Run the store's inducer on ``block``, the newest (``dsgc_fast._induced``)."""
@@ -336,16 +435,34 @@ class MemoryStore:
         """
         return [(self._ids[j], self._ids[i]) for j, i in self._induced.pairs()]
 
-    def _embedding(self, text: str, embedding: Any) -> np.ndarray:
-        if embedding is None:
-            return self._encode([text], "encoder(text)")[0]
+    def _embedding(self, embedding: Any) -> np.ndarray:
+        """A given ``embedding`` checked: a finite (d,) vector, d the store's."""
         vec = _validate._numeric_array("embedding", embedding).astype(np.float64)
         if vec.ndim != 1:
             raise ValueError(f"embedding must be 1-D (d,), got shape {vec.shape}")
         return self._check_vectors(vec[None, :], "embedding")[0]
 
     def _encode(self, texts: list[str], name: str) -> np.ndarray:
-        return encoded(self._encode_texts, texts, name, self.dimension)
+        """The encoder's rows of ``texts`` (checked), in one encoder call for the texts not encoded recently.
+
+        The store remembers the rows of the ``RECENT_TEXTS`` texts it encoded last, so a batch
+        encoded up front (``messages.add_records``) and a query that repeats a block's text
+        (``messages.compact_messages``: the newest user message) cost no second call.
+        """
+        if not texts:
+            return encoded(self._encode_texts, texts, name, self.dimension)
+        recent = self._recent_rows
+        new = [t for t in dict.fromkeys(texts) if t not in recent]
+        if new:
+            for text, row in zip(new, encoded(self._encode_texts, new, name, self.dimension)):
+                row.flags.writeable = False
+                recent[text] = row
+        for text in texts:
+            recent.move_to_end(text)
+        out = np.array([recent[t] for t in texts], dtype=np.float64).reshape(len(texts), -1)
+        while len(recent) > RECENT_TEXTS:
+            recent.popitem(last=False)
+        return out
 
     def _check_vectors(self, vectors: np.ndarray, name: str) -> np.ndarray:
         return check_vectors(vectors, name, self.dimension)
@@ -406,6 +523,47 @@ class MemoryStore:
         return [self._with_embedding(s) for s in slots]
 
     @_serialized
+    def _shared_blocks(self) -> list[Block]:
+        """The active blocks, oldest first, as the store holds them (no copies, no embeddings).
+
+        For this package's readers only, which must not change them (``blocks`` gives copies).
+        """
+        return list(map(self._active_blocks.__getitem__, self._active_slots().tolist()))
+
+    @_serialized
+    def _older_blocks(self, end: int, count: int) -> tuple[list[Block], int]:
+        """Up to ``count`` of the newest blocks older than seq ``end`` that are not deleted, newest first.
+
+        Returns them (active ones as the store holds them) and the seq to continue from.  An
+        archived block is read from the archive only when it comes first, alone, so a walk
+        that stops before it never reads it.  The cost grows with the blocks skipped and
+        returned, not with the store.
+        """
+        deleted = self._deleted.view()
+        out: list[Block] = []
+        while end > 0:
+            start = max(0, end - 4 * count)
+            for slot in (start + np.flatnonzero(~deleted[start:end]))[::-1].tolist():
+                block = self._active_blocks.get(slot)
+                if block is None:
+                    if out:
+                        return out, slot + 1
+                    return [self._archived_block(slot)], slot
+                out.append(block)
+                if len(out) == count:
+                    return out, slot
+            end = start
+        return out, 0
+
+    def _archived_block(self, slot: int) -> Block:
+        found = self._archive.archived([slot])
+        if not found:
+            raise ValueError(
+                f"archive {self._archive.origin!r} is corrupt: archived block {self._ids[slot]!r} is missing"
+            )
+        return found[0].block
+
+    @_serialized
     def has(self, block_id: str) -> bool:
         """True if ``block_id`` names a block, active, archived or deleted (ids are never reused)."""
         return block_id in self._slot_of
@@ -419,10 +577,7 @@ class MemoryStore:
         slot = self._slot(block_id, deleted_ok=False)
         if slot in self._active_blocks:
             return self._with_embedding(slot)
-        found = self._archive.archived([slot])
-        if not found:
-            raise ValueError(f"archive {self._archive.origin!r} is corrupt: archived block {block_id!r} is missing")
-        return found[0].block
+        return self._archived_block(slot)
 
     @_serialized
     def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
@@ -457,7 +612,7 @@ class MemoryStore:
         return "deleted" if self._deleted.view()[slot] else "archived"
 
     def _with_embedding(self, slot: int) -> Block:
-        return self._active_blocks[slot].detached(self._emb.view()[slot].copy())
+        return self._active_blocks[slot].detached(self._embeddings()[slot].copy())
 
     # -- compaction ---------------------------------------------------------------------
     @_serialized
@@ -516,33 +671,95 @@ class MemoryStore:
         """
         p = Params.of(params if params is not None else self.params, **overrides)
         query_emb, query_text = self._query(query)
-        slots = np.flatnonzero(self._active.view())
-        local = np.full(len(self._ids), -1, dtype=np.int64)
-        local[slots] = np.arange(slots.shape[0])
-        graph = self._active_graph(slots, local)
-        index = self._referents.active_index(slots, local, self._active.view(), self._binds)
-        roots = self._live_roots(slots, local, live)
+        slots = self._active_slots()
+        roots = self._live_roots(slots, live)
+        working = self._local_ages(slots, ages) if ages is not None and p.policy == "agent" else None
+        return self._compact(
+            p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget
+        )
+
+    @_serialized
+    def _compact_turn(
+        self, budget: int, *, query: Any, live: Iterable[str], params: Params | None = None, query_weights: Any = None,
+        mode: str = "exact", on_over_budget: str = "raise", **overrides: Unpack[ParamOverrides],
+    ) -> CompactionReport | None:  # fmt: skip
+        """``messages.compact_messages`` on the store's chat facts (None, changing nothing, when they are ambiguous).
+
+        The live roots are the pinned blocks, the newest user turn and ``live``, each with
+        its whole tool-call unit; the tool blocks before the newest user message get their
+        working ages; the query defaults to that user message's text (``ChatUnits`` states
+        the rules).
+        """
+        if self._chat.ambiguous:
+            return None
+        slots = self._active_slots()
+        ages, turn = self._chat.ages(slots, self._active.view())
+        if query is None:
+            if turn is None:
+                raise ValueError("query is required: the store has no user message to use as the query")
+            query = self._active_blocks[int(slots[turn])].text
+        p = Params.of(params if params is not None else self.params, **overrides)
+        query_emb, query_text = self._query(query)
+        roots = self._turn_roots(slots, turn, live)
+        working = ages if p.policy == "agent" else None
+        return self._compact(
+            p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget
+        )
+
+    def _turn_roots(self, slots: np.ndarray, turn: int | None, live: Iterable[str]) -> np.ndarray:
+        """Local indices of the pinned blocks, the turn from position ``turn`` and ``live``, with their tool-call units."""
+        named = _id_list("live", live)
+        elsewhere = sorted(i for i in named if self._slot_of.get(i) not in self._active_blocks)
+        if elsewhere:
+            self._live_roots(slots, elsewhere)  # raises, naming the first as ``compact`` would
+        chosen = set(slots[self._pinned.view()[slots]].tolist())
+        chosen.update(slots[turn:].tolist() if turn is not None else (), map(self._slot_of.__getitem__, named))
+        frontier = list(chosen)
+        while frontier:
+            for referent in self._uses[frontier.pop()]:
+                if referent.startswith((CALL_PREFIX, RESULT_PREFIX)):
+                    binder = self._newest_active_binder(referent)
+                    if binder is not None and binder not in chosen:
+                        chosen.add(binder)
+                        frontier.append(binder)
+        return np.searchsorted(slots, np.array(sorted(chosen), dtype=np.int64))
+
+    def _newest_active_binder(self, referent: str) -> int | None:
+        for slot in reversed(self._binder_slots.get(referent, ())):
+            if slot in self._active_blocks:
+                return slot
+        return None
+
+    def _compact(
+        self, p: Params, query_emb: np.ndarray, query_text: str, budget: int, slots: np.ndarray, roots: np.ndarray,
+        working: np.ndarray | None, query_weights: Any, mode: str, on_over_budget: str,
+    ) -> CompactionReport:  # fmt: skip
+        """``compact`` of the active blocks ``slots`` with the live ``roots`` and working ages by position.
+
+        Its cost beyond ``retain`` is O(active blocks + their links), whatever the archive holds.
+        """
+        graph = self._active_graph(slots)
+        index = self._referents.active_index(slots, self._binds)
         embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
-        working = self._local_ages(slots, local, ages) if ages is not None and p.policy == "agent" else None
-        active = [self._active_blocks[s] for s in slots.tolist()]
+        active = dict(self._active_blocks)  # this compaction's own view: later adds and cuts replace, never edit
         try:
             outcome = decide(
                 query_emb, embs, self._cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
-                counter=self._counter, ages=working, query_weights=query_weights, mode=mode,
-                on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(active, found),
+                counter=self._counter, ages=working, query_weights=query_weights, mode=mode, on_over_budget=on_over_budget,
+                tool_results=lambda found: tool_messages([active[s] for s in slots.tolist()], found),
             )  # fmt: skip
         except ReferentEvictionError as exc:
-            pinned_ids = [self._ids[s] for s in slots[np.flatnonzero(closure(index, roots))]]
-            root_ids = [self._ids[s] for s in slots[roots]]
+            pinned_ids = self._names_of(slots[np.flatnonzero(closure(index, roots))])
+            root_ids = self._names_of(slots[roots])
             raise ReferentEvictionError(
                 f"{exc}; pinned block ids {listing(pinned_ids)} (live roots {listing(root_ids)})",
                 pinned=exc.pinned, roots=exc.roots, pinned_cost=exc.pinned_cost, root_cost=exc.root_cost,
                 table_cost=exc.table_cost, budget=exc.budget, pinned_ids=pinned_ids, root_ids=root_ids,
             ) from None  # fmt: skip
         result = outcome.result
-        ids = [self._ids[s] for s in slots.tolist()]
+        ids = self._names_of(slots)
         table = self._binding_table_block(result.binding_table, ids)
-        cut = {int(slots[i]): _cut_block(active[i], t) for i, t in outcome.truncated.items()}
+        cut = {int(slots[i]): _cut_block(active[int(slots[i])], t) for i, t in outcome.truncated.items()}
         report = build_report(
             ids,
             result,
@@ -552,12 +769,13 @@ class MemoryStore:
             roots=roots,
             lambda_pi=p.effective_lambda,
             query=query_text,
-            texts=_Texts({**self._active_blocks, **cut}),
+            texts=_Texts({**active, **cut}, self._slot_of),
             table_block=table,
             over_budget=outcome.over_budget,
             truncated={ids[i]: t for i, t in outcome.truncated.items()},
         )
-        evicted = {int(slots[i]): result.reason(int(i)).label for i in result.evicted}
+        gone = result.evicted
+        evicted = dict(zip(slots[gone].tolist(), map(_LABELS.__getitem__, result.reasons[gone].tolist())))
         with self._archive.transaction():
             number = self._archive.log_compaction(
                 query_text, result.budget, result.policy, len(report.kept), len(report.evicted), int(result.used)
@@ -566,19 +784,25 @@ class MemoryStore:
                 self._archive.update_active(block)
             self._archive.archive_blocks(evicted, number)
             if table is not None:
-                self._archive.insert_active(table.block)
+                self._archive.insert_active([(table.block, None)])
         report.compaction = number
         for slot, block in cut.items():
             self._active_blocks[slot] = block
             self._cost.view()[slot] = block.cost
+            self._from_text.view()[slot] = False
+        self._active.view()[slots[gone]] = False
         for slot in evicted:
-            self._active.view()[slot] = False
             del self._active_blocks[slot]
+        self._set_active_slots(np.delete(slots, gone))
         if table is not None:
             self._append(table.block, table.block.embedding, active=True)
         return report
 
-    def _local_ages(self, slots: np.ndarray, local: np.ndarray, ages: Mapping[str, int]) -> np.ndarray:
+    def _names_of(self, slots: np.ndarray) -> list[str]:
+        """The ids of ``slots``."""
+        return list(map(self._ids.__getitem__, slots.tolist()))
+
+    def _local_ages(self, slots: np.ndarray, ages: Mapping[str, int]) -> np.ndarray:
         """Working ages by active position (blocks not named get 0)."""
         if not isinstance(ages, Mapping):
             raise TypeError(f"ages must be a mapping block id -> working age, got {type(ages).__name__}")
@@ -589,26 +813,30 @@ class MemoryStore:
                 raise ValueError(f"ages names block {block_id!r}, which is {self._state(slot)}")
             if not is_integer_scalar(age) or not 0 <= int(age) <= slots.shape[0]:
                 raise ValueError(f"ages[{block_id!r}] must be an integer in [0, {slots.shape[0]}], got {age!r}")
-            out[local[slot]] = int(age)
+            out[int(np.searchsorted(slots, slot))] = int(age)
         return out
 
-    def _active_graph(self, slots: np.ndarray, local: np.ndarray) -> DependencyGraph:
-        """The prerequisite edges (declared and induced) among the active blocks, in local indices."""
-        edges = local[self._induced.with_declared(self._edges.view())]
-        edges = edges[(edges >= 0).all(axis=1)] if edges.size else np.empty((0, 2), dtype=np.int64)
+    def _active_graph(self, slots: np.ndarray) -> DependencyGraph:
+        """The prerequisite edges (declared and induced) among the active blocks ``slots``, in local indices
+        (O(active edges))."""
+        active = self._active.view()
+        declared = _local_edges(self._edge_ptr.view(), self._prerequisites.view(), slots, active)
+        ptr, prerequisites, in_force = self._induced.csr(len(self._ids))
+        edges = np.concatenate([declared, _local_edges(ptr, prerequisites, slots, active, in_force)])
         return DependencyGraph.from_edges(slots.shape[0], edges)
 
     def _query(self, query: Any) -> tuple[np.ndarray, str]:
         return query_embedding(query, self._encode)
 
-    def _live_roots(self, slots: np.ndarray, local: np.ndarray, live: Iterable[str]) -> np.ndarray:
-        chosen = set(local[slots[self._pinned.view()[slots]]].tolist())
+    def _live_roots(self, slots: np.ndarray, live: Iterable[str]) -> np.ndarray:
+        """The local indices of the pinned blocks and of the ids in ``live``, ascending."""
+        chosen = set(np.flatnonzero(self._pinned.view()[slots]).tolist())
         for block_id in _id_list("live", live):
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
                 hint = "; recall it first" if self._state(slot) == "archived" else ""
                 raise ValueError(f"live root {block_id!r} is {self._state(slot)}{hint}")
-            chosen.add(int(local[slot]))
+            chosen.add(int(np.searchsorted(slots, slot)))
         return np.array(sorted(chosen), dtype=np.int64)
 
     def _binding_table_block(self, table: BindingTable | None, ids: list[str]) -> BindingTableBlock | None:
@@ -663,6 +891,8 @@ class MemoryStore:
         for block in restored:
             self._active.view()[block.seq] = True
             self._active_blocks[block.seq] = block.detached()
+        if restored:
+            self._set_active_slots(None)
 
     # -- search -------------------------------------------------------------------------
     @_serialized
@@ -690,7 +920,9 @@ class MemoryStore:
         _check_flag("recall", recall)
         queries = np.atleast_2d(self._query(query)[0])
         if queries.ndim != 2 or queries.shape[0] == 0:
-            raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {queries.shape}")
+            raise ValueError(
+                f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {queries.shape}"
+            )
         if self.dimension is not None and queries.shape[1] != self.dimension:
             raise ValueError(f"query has d = {queries.shape[1]}, but the store's blocks have d = {self.dimension}")
         if not np.isfinite(queries).all():
@@ -698,11 +930,14 @@ class MemoryStore:
         slots = self._archived_slots()
         if int(k) == 0 or slots.size == 0:
             return []
-        similarity = similarity_rows(np.ascontiguousarray(queries), np.ascontiguousarray(self._emb.view()[slots]))
+        similarity = similarity_rows(np.ascontiguousarray(queries), np.ascontiguousarray(self._embeddings()[slots]))
         best = similarity.max(axis=0)
         top = np.argsort(-best, kind="stable")[: int(k)]
         found = {a.block.seq: a for a in self._archive.archived(slots[top])}
-        hits = [SearchHit(found[s].block, float(best[j]), found[s].compaction, found[s].reason) for j, s in zip(top, slots[top])]
+        hits = [
+            SearchHit(found[s].block, float(best[j]), found[s].compaction, found[s].reason)
+            for j, s in zip(top, slots[top])
+        ]
         if recall:
             self.recall([hit.block.id for hit in hits])
         return hits
@@ -773,6 +1008,7 @@ class MemoryStore:
             self._active.view()[slot] = False
             self._deleted.view()[slot] = True
             self._active_blocks.pop(slot, None)
+        self._set_active_slots(None)
         for referent, binder in binders.items():
             self._binder_slots[referent] = [b for b in self._binder_slots[referent] if b not in gone]
             if binder is None:
@@ -854,7 +1090,7 @@ def checked_block(
     known: Container[str],
     counter: TokenCounter,
 ) -> Block:
-    """The block ``MemoryStore.add`` would append as number ``seq`` (no embedding yet), every argument checked.
+    """The block ``MemoryStore.add`` would append as number ``seq`` (no embedding), every argument checked.
 
     ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``.
     """
@@ -994,7 +1230,7 @@ def _check_stored(block: Block, seq: int, slot_of: Mapping[str, int], dimension:
     unknown = [p for p in block.depends_on if p not in slot_of]
     if unknown:
         raise ValueError(f"block seq {block.seq}: unknown dependency ids {unknown}")
-    if dimension is not None and block.embedding.shape[0] != dimension:
+    if dimension is not None and block.embedding is not None and block.embedding.shape[0] != dimension:
         raise ValueError(f"block seq {block.seq}: embedding has d = {block.embedding.shape[0]}, expected {dimension}")
     if block.cost > MAX_COST:
         raise ValueError(f"block seq {block.seq}: cost {block.cost} exceeds {MAX_COST}")
@@ -1031,6 +1267,11 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     if not isinstance(meta, Mapping):
         raise TypeError(f"meta must be a mapping, got {type(meta).__name__}")
+    if type(meta) is dict:
+        try:
+            return canonical_copy(meta)
+        except NotCanonical:
+            pass  # the round trip below converts it or names what is wrong
     try:
         decoded = json.loads(json.dumps(dict(meta), allow_nan=False))
     except RecursionError:
@@ -1043,45 +1284,54 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     return decoded
 
 
-
-
 class _Texts(Mapping[str, str]):
     """Active block id -> text at the compaction (the report's ``texts``).
 
-    Its own dict: the report shares nothing with the store, so another thread's later
-    ``add`` cannot change it (or break an iteration over it).
+    ``active`` is the compaction's own slot -> block dict (blocks are frozen; the store
+    replaces a block, never edits it), so another thread's later ``add``, cut or eviction
+    cannot change it (or break an iteration over it); ``slot_of`` is the store's id -> slot
+    map, which only grows and never changes an entry.
     """
 
-    def __init__(self, active: Mapping[int, Block]) -> None:
-        self._by_id = {block.id: block.text for block in active.values()}
+    def __init__(self, active: Mapping[int, Block], slot_of: Mapping[str, int]) -> None:
+        self._active, self._slot_of = active, slot_of
 
     def __getitem__(self, block_id: str) -> str:
-        return self._by_id[block_id]
+        block = self._active.get(self._slot_of.get(block_id, -1))
+        if block is None:
+            raise KeyError(block_id)
+        return block.text
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._by_id)
+        return (block.id for block in self._active.values())
 
     def __len__(self) -> int:
-        return len(self._by_id)
+        return len(self._active)
+
+
+#: the archive's reason label of each ``Reason`` code
+_LABELS = {int(reason): reason.label for reason in Reason}
 
 
 class _Referents:
     """Every block's uses and binds as append-only arrays over referent ids (all blocks).
 
     ``use_ptr``/``use_refs``: CSR of slot -> referent ids it uses (the block's order, each
-    once); ``bind_slots``/``bind_refs``: (slot, referent id) binding pairs in slot order.
-    ``active_index`` gathers the active blocks' part into a ``ReferentIndex`` with vectorized
-    indexing, O(active blocks + their links), without a Python loop per block.
+    once); ``bind_ptr``/``bind_refs``: CSR of slot -> referent ids it binds.  ``active_index``
+    gathers the active blocks' part into a ``ReferentIndex`` with vectorized indexing, in
+    O(active blocks + their links) whatever the number of archived blocks, without a Python
+    loop per block.
     """
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.names: list[str] = []
-        self.use_ptr = Growable(np.int64)
+        self.use_ptr = _Growable(np.int64)
         self.use_ptr.append(0)
-        self.use_refs = Growable(np.int64)
-        self.bind_slots = Growable(np.int64)
-        self.bind_refs = Growable(np.int64)
+        self.use_refs = _Growable(np.int64)
+        self.bind_ptr = _Growable(np.int64)
+        self.bind_ptr.append(0)
+        self.bind_refs = _Growable(np.int64)
 
     def _id(self, referent: str) -> int:
         k = self.ids.get(referent)
@@ -1090,37 +1340,59 @@ class _Referents:
             self.names.append(referent)
         return k
 
-    def append(self, slot: int, uses: Sequence[str], binds: Mapping[str, str]) -> None:
+    def append(self, uses: Sequence[str], binds: Mapping[str, str]) -> None:
         for x in uses:
             self.use_refs.append(self._id(x))
         self.use_ptr.append(self.use_refs.n)
         for x in binds:
-            self.bind_slots.append(slot)
             self.bind_refs.append(self._id(x))
+        self.bind_ptr.append(self.bind_refs.n)
 
-    def active_index(
-        self, slots: np.ndarray, local: np.ndarray, active: np.ndarray, binds: Sequence[Mapping[str, str]]
-    ) -> ReferentIndex:
-        """The ``ReferentIndex`` of the active blocks ``slots`` (local index ``local[slot]``).
+    def active_index(self, slots: np.ndarray, binds: Sequence[Mapping[str, str]]) -> ReferentIndex:
+        """The ``ReferentIndex`` of the active blocks ``slots`` (ascending; local index = position).
 
         The live binder of a referent is its newest active binder, as ``retain`` computes it
         from the active blocks' lists; referent ids are local (those the active blocks touch).
         """
-        ptr = self.use_ptr.view()
-        counts = ptr[slots + 1] - ptr[slots]
-        indptr = np.zeros(slots.shape[0] + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        use_refs = self.use_refs.view()[np.repeat(ptr[slots] - indptr[:-1], counts) + np.arange(indptr[-1])]
-        bind_slots, bind_refs = self.bind_slots.view(), self.bind_refs.view()
-        on = active[bind_slots]
-        bind_slots, bind_refs = bind_slots[on], bind_refs[on]
-        touched, inverse = np.unique(np.concatenate([use_refs, bind_refs]), return_inverse=True)
-        newest = np.full(touched.shape[0], -1, dtype=np.int64)
-        np.maximum.at(newest, inverse[use_refs.shape[0] :], bind_slots)
-        binder = np.where(newest >= 0, local[np.maximum(newest, 0)], -1)
+        use_refs, indptr = gathered(self.use_ptr.view(), self.use_refs.view(), slots)
+        bind_refs, bind_ptr = gathered(self.bind_ptr.view(), self.bind_refs.view(), slots)
+        binder_of_link = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(bind_ptr))
+        touched, inverse = _relabeled(np.concatenate([use_refs, bind_refs]), len(self.names))
+        binder = np.full(touched.shape[0], -1, dtype=np.int64)
+        np.maximum.at(binder, inverse[use_refs.shape[0] :], binder_of_link)
         names = _Gather(self.names, touched)
-        values = _LiveValues(binds, names, newest)
-        return ReferentIndex(slots.shape[0], indptr, inverse[: use_refs.shape[0]], binder, names, values)
+        values = _LiveValues(binds, names, np.where(binder >= 0, slots[np.maximum(binder, 0)], -1))
+        return ReferentIndex.built(int(slots.shape[0]), indptr, inverse[: use_refs.shape[0]], binder, names, values)
+
+
+def _relabeled(ids: np.ndarray, n_ids: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(ids, return_inverse=True)`` for ids in [0, n_ids): by marking when the ids are dense, else by sorting."""
+    if ids.shape[0] * 16 < n_ids:
+        return np.unique(ids, return_inverse=True)
+    present = np.zeros(n_ids, dtype=np.bool_)
+    present[ids] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[ids]
+
+
+def _local_edges(
+    ptr: np.ndarray, values: np.ndarray, slots: np.ndarray, active: np.ndarray, in_force: np.ndarray | None = None
+) -> np.ndarray:
+    """The edges of the CSR rows ``slots`` (ascending) whose prerequisite is active (and whose entry is in
+    ``in_force``), (E, 2) ``(dependent, prerequisite)`` in positions of ``slots``."""
+    prerequisites, indptr = gathered(ptr, values, slots)
+    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(indptr))
+    on = active[prerequisites]
+    if in_force is not None:
+        on &= gathered(ptr, in_force, slots)[0]
+    return np.stack([dependents[on], np.searchsorted(slots, prerequisites[on])], axis=1)
+
+
+def gathered(ptr: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``rows`` of the CSR ``ptr``/``values``, in that order: ``(values, indptr)`` of the sub-CSR."""
+    counts = ptr[rows + 1] - ptr[rows]
+    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return values[np.repeat(ptr[rows] - indptr[:-1], counts) + np.arange(indptr[-1])], indptr
 
 
 class _Gather(Sequence[str]):

@@ -80,7 +80,9 @@ _RANGE_STARTS = [start for start, _ in SCRIPT_RANGES]
 #: four or more copies of one character (rulers such as ``#####``, ``----``) inside punctuation
 _LONG_RUN = re.compile(r"(\S)\1{3,}")
 
-WORD_KINDS = tuple(f"{shape}-{lead}" for shape in ("lower", "title", "upper") for lead in ("space", "prefixed", "glued", "none"))
+WORD_KINDS = tuple(
+    f"{shape}-{lead}" for shape in ("lower", "title", "upper") for lead in ("space", "prefixed", "glued", "none")
+)
 
 
 def script_of(char: str) -> str:

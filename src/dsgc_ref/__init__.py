@@ -5,8 +5,8 @@ of this package bit for bit on float64 inputs.
 """
 
 from .contract import POLICIES, SELECTIONS, BindingTable, Params, Reason, ReferentEvictionError
-from .pins import orphans, pin_closure
 from .engine import QuantizedRows, Retention, retain
+from .pins import orphans, pin_closure
 
 __all__ = [
     "POLICIES",

@@ -96,7 +96,9 @@ def _check_quantized(rows: QuantizedRows, width: int) -> list[list[int]]:
     if len(rows.scale) not in (1, len(codes)) or not all(math.isfinite(x) and x > 0 for x in rows.scale):
         raise ValueError("scale must hold one value or one per row, finite and > 0")
     for name, vec, positive in (("step", rows.step, True), ("offset", rows.offset, False)):
-        if vec is not None and (len(vec) != width or not all(math.isfinite(x) and (x > 0 or not positive) for x in vec)):
+        if vec is not None and (
+            len(vec) != width or not all(math.isfinite(x) and (x > 0 or not positive) for x in vec)
+        ):
             raise ValueError(f"{name} must hold {width} finite values" + (" > 0" if positive else ""))
     return codes
 

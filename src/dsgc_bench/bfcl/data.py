@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -113,7 +113,7 @@ def load_sessions(split: str, ids: tuple[str, ...] | None = None) -> list[Sessio
     return [sessions[i] for i in ids]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _class_docs(class_name: str) -> tuple[str, ...]:
     from bfcl_eval.constants.executable_backend_config import MULTI_TURN_FUNC_DOC_FILE_MAPPING
 

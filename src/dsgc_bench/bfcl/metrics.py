@@ -110,4 +110,3 @@ def by_split(scores: Iterable[Score]) -> Mapping[str, dict[str, Any]]:
     out = {split: summarize(s for s in rows if s.split == split) for split in sorted({s.split for s in rows})}
     out["pooled"] = summarize(rows)
     return out
-

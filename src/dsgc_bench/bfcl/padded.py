@@ -49,17 +49,28 @@ def padded(points: Sequence[Point], back: int = 2) -> list[Point]:
         messages: list[dict[str, Any]] = []
         turns: list[int] = []
         kinds: list[str] = []
-        for tag, earlier in enumerate(order[max(0, k - back): k]):
+        for tag, earlier in enumerate(order[max(0, k - back) : k]):
             q = last[earlier]
             messages += _renamed(q.messages[: q.query], f"pad{tag}_")
             kinds += q.kinds[: q.query]
             turns += q.turns[: q.query]
         shift = len(messages)
         oldest = max(turns, default=-1) + 1  # padding turns come before the point's turn 0
-        made = make_point(p.session, p.split, p.turn, messages + list(p.messages),
-                          [t - oldest for t in turns] + list(p.turns), kinds + list(p.kinds), list(p.needed))
-        out.append(dataclasses.replace(
-            made, needed=p.needed, holders={v: tuple(h + shift for h in p.holders[v]) for v in p.needed},
-            budget_history=int(p.costs[: p.query].sum()),
-        ))
+        made = make_point(
+            p.session,
+            p.split,
+            p.turn,
+            messages + list(p.messages),
+            [t - oldest for t in turns] + list(p.turns),
+            kinds + list(p.kinds),
+            list(p.needed),
+        )
+        out.append(
+            dataclasses.replace(
+                made,
+                needed=p.needed,
+                holders={v: tuple(h + shift for h in p.holders[v]) for v in p.needed},
+                budget_history=int(p.costs[: p.query].sum()),
+            )
+        )
     return out

@@ -89,7 +89,11 @@ def parse_call(text: str) -> tuple[str, list[Any], dict[str, Any]]:
 
 def named_arguments(method: Any, positional: list[Any], keywords: dict[str, Any]) -> dict[str, Any]:
     """Positional arguments named by ``method``'s signature, followed by the keywords."""
-    names = [p.name for p in inspect.signature(method).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [
+        p.name
+        for p in inspect.signature(method).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     if len(positional) > len(names):
         raise ValueError(f"{method.__name__} takes {len(names)} positional arguments, got {len(positional)}")
     out = dict(zip(names, positional))
@@ -149,7 +153,7 @@ def _execute(methods: dict[str, Any], text: str) -> tuple[str, dict[str, Any], A
     arguments = named_arguments(method, positional, keywords)
     try:
         value = method(**copy.deepcopy(arguments))
-    except Exception as exc:  # noqa: BLE001 -- an API error is a tool result, as in BFCL
+    except Exception as exc:
         return name, arguments, None, str(exc)
     return name, arguments, copy.deepcopy(value), None
 

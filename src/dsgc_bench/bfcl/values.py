@@ -153,7 +153,7 @@ def view_numbers(view: str) -> frozenset[str]:
 class View:
     """A message view with its numbers, for repeated occurrence tests."""
 
-    __slots__ = ("text", "numbers")
+    __slots__ = ("numbers", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text

@@ -62,11 +62,9 @@ def mention_matrix(texts: Sequence[str]) -> tuple[sp.csr_matrix, list[str]]:
     surface_keys = [identifier_key(str(s)) for s in surfaces]
     keys = sorted({k for k in surface_keys if k is not None})
     column = {k: c for c, k in enumerate(keys)}
-    rows = [s for s, k in enumerate(surface_keys) if k is not None]
-    cols = [column[surface_keys[s]] for s in rows]
-    merge = sp.csr_matrix(
-        (np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(len(surfaces), len(keys))
-    )
+    pairs = [(s, column[k]) for s, k in enumerate(surface_keys) if k is not None]
+    rows, cols = [s for s, _ in pairs], [c for _, c in pairs]
+    merge = sp.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(len(surfaces), len(keys)))
     matrix = (counts @ merge).tocsr()
     matrix.data[:] = 1
     return matrix, keys

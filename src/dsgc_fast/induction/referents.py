@@ -68,8 +68,20 @@ _VERB_DEFINE = r"\s+(?:is now|is set to|was set to|set to|changed to|updated to|
 _REBIND = ((re.compile(_SYMBOL_REBIND), 1), (re.compile(_VERB_REBIND), VALUE_WORDS))
 _DEFINE = ((re.compile(_SYMBOL_DEFINE), 1), (re.compile(_VERB_DEFINE), VALUE_WORDS))
 #: words between a determiner and its noun that keep the description definite
-MODIFIERS = ("same", "most", "recent", "last", "latest", "previous", "current", "newest", "earlier",
-             "above", "mentioned", "aforementioned")
+MODIFIERS = (
+    "same",
+    "most",
+    "recent",
+    "last",
+    "latest",
+    "previous",
+    "current",
+    "newest",
+    "earlier",
+    "above",
+    "mentioned",
+    "aforementioned",
+)
 _STRONG = ("that", "this", "said")
 #: a description: determiner, modifiers, a word, and (looked at, not consumed) the next three
 _DESCRIPTION_RE = re.compile(
@@ -88,12 +100,10 @@ def _value_after(text: str, end: int, operators) -> str | None:
     those words are read, never the rest of the text.  A value starting with a function
     word binds nothing (``RT-114: the ...``).
     """
-    for operator, limit in operators:
-        m = operator.match(text, end)
-        if m is not None:
-            break
-    else:
+    found = next(((m, limit) for operator, limit in operators if (m := operator.match(text, end)) is not None), None)
+    if found is None:
         return None
+    m, limit = found
     words = []
     for match in islice(_WORD_RE.finditer(text, m.end()), limit):
         word = match.group()
@@ -110,6 +120,7 @@ def _value_after(text: str, end: int, operators) -> str | None:
 def _head_noun(text: str, surface: str, start: int) -> str | None:
     """The head noun of an occurrence, as written (see the module docstring), or None."""
     named = split_named(surface)
+    word: str | None
     if named is not None:
         word = named[0]
     else:
@@ -150,7 +161,9 @@ class ReferentTracker:
         """
         piece = Prose(text, descriptions=True)
         found = iter_identifiers(text) if occurrences is None else occurrences
-        binds, uses, _ = self.observe_mentions([piece], [Mention(k, s, "prose", None, piece, a, b) for k, s, a, b in found])
+        binds, uses, _ = self.observe_mentions(
+            [piece], [Mention(k, s, "prose", None, piece, a, b) for k, s, a, b in found]
+        )
         return binds, uses
 
     def observe_mentions(
@@ -209,10 +222,10 @@ class ReferentTracker:
                 if noun not in resolved:
                     local = noun in local_nouns or not local_shapes.isdisjoint(self._shapes_of.get(noun, ()))
                     resolved[noun] = None if local else self._resolve(noun, p)
-                key = resolved[noun]
-                if key is not None and key not in bound_here:
-                    used.add(key)
-                    described.add(key)
+                referent = resolved[noun]
+                if referent is not None and referent not in bound_here:
+                    used.add(referent)
+                    described.add(referent)
         stems: dict[str, set[str]] = defaultdict(set)
         for key in mentioned:
             for noun in self._nouns_of.get(key, ()):

@@ -43,6 +43,7 @@ from typing import Any
 
 from dsgc_ref.contract import is_integer_scalar
 
+from ..archive import copied_json
 from ..compaction import BINDING_TABLE_KIND
 from ..explain import CompactionReport
 from ..messages import SessionError, add_messages, compact_messages, current_turn, remove_messages
@@ -117,7 +118,7 @@ class Mirror:
     def context(self, budget: int, *, on_over_budget: str = DEFAULT_OVER_BUDGET, **options: Any) -> Context:
         """Compact to ``budget`` and say what to send (``report`` set; see the module docstring)."""
         self.report = None
-        blocks = self.store.blocks(embeddings=False)
+        blocks = self.store._shared_blocks()  # read only; what leaves is copied
         messages = [b for b in blocks if b.id in self._key_of]
         if not messages:
             return Context([], [], {})
@@ -125,12 +126,12 @@ class Mirror:
             options.setdefault("query", messages[-1].text)
             options["live"] = [*options.get("live", ()), messages[-1].id]
         self.report = compact_messages(self.store, budget, on_over_budget=on_over_budget, **options)
-        blocks = self.store.blocks(embeddings=False)
+        blocks = self.store._shared_blocks()
         kept = [b for b in blocks if b.id in self._key_of]
         return Context(
             keys=[self._key_of[b.id] for b in kept],
             tables=[b.text for b in blocks if b.meta.get("kind") == BINDING_TABLE_KIND],
-            cut={self._key_of[b.id]: b.meta["message"] for b in kept if "truncated" in b.meta},
+            cut={self._key_of[b.id]: copied_json(b.meta["message"]) for b in kept if "truncated" in b.meta},
         )
 
 

@@ -30,7 +30,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_openai_messages
@@ -154,11 +154,12 @@ class _DsgcMiddleware(AgentMiddleware):
         system = [] if request.system_message is None else [request.system_message]
         kept = self.memory.select([*system, *request.messages], thread_id=thread_of(get_config()))
         if not system:
-            return request.override(messages=kept)
+            return request.override(messages=cast(Any, kept))  # select keeps the request's message types
         lead = [m for m in kept if isinstance(m, SystemMessage)]  # the request's, then any binding table
         parts = [m.content if isinstance(m.content, str) else m.text for m in lead]
         merged = SystemMessage(content="\n\n".join(parts)) if len(lead) > 1 else request.system_message
-        return request.override(system_message=merged, messages=[m for m in kept if not isinstance(m, SystemMessage)])
+        rest = [m for m in kept if not isinstance(m, SystemMessage)]
+        return request.override(system_message=merged, messages=cast(Any, rest))
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         return handler(self._request(request))
@@ -236,7 +237,9 @@ def to_openai(message: BaseMessage) -> dict[str, Any]:
             raise TypeError(f"additional_kwargs['dsgc'] must be a mapping, got {type(annotation).__name__}")
         unknown = sorted(set(annotation) - set(ANNOTATION_FIELDS))
         if unknown:
-            raise ValueError(f"unknown dsgc annotation field(s) {unknown} on a LangChain message; allowed: {list(ANNOTATION_FIELDS)}")
+            raise ValueError(
+                f"unknown dsgc annotation field(s) {unknown} on a LangChain message; allowed: {list(ANNOTATION_FIELDS)}"
+            )
         out["dsgc"] = dict(annotation)
     return out
 

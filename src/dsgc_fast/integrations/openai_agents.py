@@ -96,7 +96,7 @@ def item_groups(items: Sequence[Any]) -> list[ItemGroup]:
 
 def _annotated(group: ItemGroup, items: Sequence[Any], annotate: Annotate | None) -> dict[str, Any]:
     """The group's chat message with the merged annotations of its items."""
-    message = dict(group.message)
+    message = dict(group.message or {})
     if annotate is None:
         return message
     binds: dict[str, str] = {}
@@ -108,7 +108,9 @@ def _annotated(group: ItemGroup, items: Sequence[Any], annotate: Annotate | None
             raise TypeError(f"annotate(items[{k}]) must return a mapping or None, got {type(found).__name__}")
         unknown = sorted(set(found) - set(ANNOTATION_FIELDS))
         if unknown:
-            raise ValueError(f"annotate(items[{k}]) returned unknown field(s) {unknown}; allowed: {list(ANNOTATION_FIELDS)}")
+            raise ValueError(
+                f"annotate(items[{k}]) returned unknown field(s) {unknown}; allowed: {list(ANNOTATION_FIELDS)}"
+            )
         binds.update(found.get("binds") or {})
         uses.extend(u for u in found.get("uses") or () if u not in uses)
         pinned = bool(found["pinned"]) if "pinned" in found else pinned
@@ -224,7 +226,9 @@ def to_items(store: MemoryStore) -> list[Any]:
         if ITEMS_META in block.meta:
             out.extend(block.meta[ITEMS_META])
         elif "message" in block.meta:
-            raise ValueError(f"block {block.id!r} holds a chat message, not Responses items: add sessions with add_items")
+            raise ValueError(
+                f"block {block.id!r} holds a chat message, not Responses items: add sessions with add_items"
+            )
         elif block.meta.get("kind") == BINDING_TABLE_KIND:
             tables.append({"role": "system", "content": block.text})
         else:

@@ -14,7 +14,6 @@ from .._config import JIT, JIT_PARALLEL, cache_twin
 from .scoring import score_of
 from .selection import kept_code
 
-
 #: row ranges per parallel call of the one-hop kernels and the walk's first pass (serial: 1)
 PARTS = 32
 
@@ -53,8 +52,7 @@ def part_sums(indptr, indices, rows, r, lo, hi, out):
     a per-row loop.  A per-row loop mispredicts its short, irregular trip counts (about a
     branch miss per row); here the restart is a select, so the pass has no data-dependent
     branch.  Indices are cast to unsigned, which spares Numba's negative-index wraparound
-    (a third of the instructions).  100k rows, 200k edges, one core: 0.24 ms, against
-    0.70 ms for the per-row loop.
+    (a third of the instructions).  Its speed is tracked in asv (`bench_kernels`, `time_one_hop`).
     """
     for i in range(np.uint64(lo), np.uint64(hi)):
         out[i] = 0.0

@@ -74,7 +74,12 @@ def dot_codes(typingctx, codes, weights, i, t0, t1):
     """
     if not (isinstance(codes, types.Array) and codes.ndim == 2 and codes.layout == "C" and codes.dtype == types.int8):
         return None
-    if not (isinstance(weights, types.Array) and weights.ndim == 1 and weights.layout == "C" and weights.dtype == types.int16):
+    if not (
+        isinstance(weights, types.Array)
+        and weights.ndim == 1
+        and weights.layout == "C"
+        and weights.dtype == types.int16
+    ):
         return None
 
     def codegen(context, builder, signature, args):
@@ -89,7 +94,9 @@ def dot_codes(typingctx, codes, weights, i, t0, t1):
         t, (acc,), close = counted_loop(builder, start, stop, _STEP, [ir.Constant(_V_I32, [0] * _LANES)])
         c_ptr = builder.bitcast(builder.gep(row_ptr, [t]), ir.VectorType(_I8, _STEP).as_pointer())
         w_ptr = builder.bitcast(builder.gep(w_arr.data, [t]), _V_I16.as_pointer())
-        pairs = _pair_products(builder, builder.sext(builder.load(c_ptr, align=1), _V_I16), builder.load(w_ptr, align=2))
+        pairs = _pair_products(
+            builder, builder.sext(builder.load(c_ptr, align=1), _V_I16), builder.load(w_ptr, align=2)
+        )
         close([builder.add(acc, pairs)])
         reduce = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(_I64, [_V_I64]), "llvm.vector.reduce.add.v16i64"

@@ -28,7 +28,6 @@ from .rowdot import (
     widen,
 )
 
-
 #: rows per parallel task
 _CHUNK = 4096
 

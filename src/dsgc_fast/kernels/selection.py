@@ -205,7 +205,9 @@ def _split_parts_impl(scores, costs, src, bounds, rem, prefix, threshold, floor,
     counts[p] = (blocks to cand, their cost, blocks to act)."""
     for p in numba.prange(bounds.shape[0] - 1):
         lo = bounds[p]
-        c, cost, w = _split_range(scores, costs, src, lo, bounds[p + 1], rem, prefix, threshold, floor, cand, lo, act, lo)
+        c, cost, w = _split_range(
+            scores, costs, src, lo, bounds[p + 1], rem, prefix, threshold, floor, cand, lo, act, lo
+        )
         counts[p, 0] = c - lo
         counts[p, 1] = cost
         counts[p, 2] = w - lo
