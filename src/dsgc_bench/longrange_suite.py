@@ -95,14 +95,15 @@ def _history_kept(point: Point, retained: np.ndarray) -> np.ndarray:
     return mask
 
 
+def _cell(variant: str, encoder: str, fraction: float, policy: str, session: str) -> dict[str, Any]:
+    """The fields naming a record's cell and conversation."""
+    return {"variant": variant, "encoder": encoder, "fraction": fraction, "policy": policy, "session": session}
+
+
 def fact_records(
-    convs: Sequence[longrange.Conversation],
-    variant: str,
-    encoder: str,
-    emb: Embeddings,
-    rules: dict[str, Policy],
+    convs: Sequence[longrange.Conversation], variant: str, encoder: str, emb: Embeddings, rules: dict[str, Policy],
     fractions: Sequence[float],
-) -> list[dict[str, Any]]:
+) -> list[dict[str, Any]]:  # fmt: skip
     """One record per conversation, budget and policy: fact kept, broken pairs, tokens."""
     out = []
     for conv in convs:
@@ -113,11 +114,7 @@ def fact_records(
                 sel = rules[policy](point, emb, budget)
                 out.append(
                     {
-                        "variant": variant,
-                        "encoder": encoder,
-                        "fraction": fraction,
-                        "policy": policy,
-                        "session": conv.session,
+                        **_cell(variant, encoder, fraction, policy, conv.session),
                         "kept": bool(kept_values(point, sel)[0]),
                         "broken": broken_pairs(point, sel.retained.tolist()),
                         "budget": budget,
@@ -128,13 +125,9 @@ def fact_records(
 
 
 def hub_records(
-    convs: Sequence[longrange.Conversation],
-    variant: str,
-    encoder: str,
-    emb: Embeddings,
-    rules: dict[str, Policy],
+    convs: Sequence[longrange.Conversation], variant: str, encoder: str, emb: Embeddings, rules: dict[str, Policy],
     fractions: Sequence[float],
-) -> list[dict[str, Any]]:
+) -> list[dict[str, Any]]:  # fmt: skip
     """One record per conversation, budget and store policy: keep counts over the probes."""
     out = []
     for conv in convs:
@@ -150,11 +143,7 @@ def hub_records(
                 top = int(counts.max())
                 out.append(
                     {
-                        "variant": variant,
-                        "encoder": encoder,
-                        "fraction": fraction,
-                        "policy": policy,
-                        "session": conv.session,
+                        **_cell(variant, encoder, fraction, policy, conv.session),
                         "probes": len(probes),
                         "blocks": int(tools.size),
                         "max_kept": top,
