@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval==2026.3.23)")
 
-from dsgc_bench import cli  # noqa: E402
-from dsgc_bench.bfcl import data  # noqa: E402
-from dsgc_bench.bfcl.agent import CANDIDATES  # noqa: E402
-from dsgc_bench.bfcl.suite import DEFAULT, LABELS, PADDED, BfclSuite  # noqa: E402
-from dsgc_bench.suite import RunConfig, Suite, SuiteSequence, execute  # noqa: E402
+from dsgc_bench import cli
+from dsgc_bench.bfcl import data
+from dsgc_bench.bfcl.agent import CANDIDATES
+from dsgc_bench.bfcl.suite import DEFAULT, LABELS, PADDED, BfclSuite
+from dsgc_bench.suite import RunConfig, Suite, SuiteSequence, execute
 
 SMALL = BfclSuite(sessions=2)
 CONFIG = dict(seeds=(0,), encoders=("lexical",))
@@ -46,7 +46,11 @@ def test_files_are_deterministic_and_complete(folders):
     assert {c["policy"] for c in raw["cells"] if c["table"] == "candidates"} == set(CANDIDATES)
     assert all(len(c["kept"]) == len(raw["points"]) for c in raw["cells"] if c["table"] in ("policies", "candidates"))
     assert {c["policy"] for c in raw["cells"] if c["table"] == "padded"} == set(PADDED)
-    assert all(len(c["kept"]) == len(raw["padded_points"]) == len(raw["points"]) for c in raw["cells"] if c["table"] == "padded")
+    assert all(
+        len(c["kept"]) == len(raw["padded_points"]) == len(raw["points"])
+        for c in raw["cells"]
+        if c["table"] == "padded"
+    )
 
 
 def test_summary_claims_and_report(folders):
@@ -61,7 +65,8 @@ def test_summary_claims_and_report(folders):
             assert 0.0 <= default["recall"] <= 1.0
     claims = {c["claim"]: c["passed"] for c in summary["checks"]}
     assert claims["every replayed tool result equals BFCL's own executor"] is True
-    assert claims["the engine's agent policy keeps what prototype (R) keeps"] is True
+    assert claims["the engine's agent policy (without induction) keeps what prototype (R) keeps"] is True
+    assert "induction helps: store default >= the agent policy without induction, pooled (lexical)" in claims
     sections = SMALL.render(summary, out)
     assert [s.title for s in sections] == [SMALL.title, "BFCL: the agent-policy candidates measured"]
     text = sections[0].text

@@ -12,16 +12,16 @@ import pytest
 
 pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval)")
 
-from dsgc_bench.bfcl.agent import CANDIDATES, RECOMMENDED  # noqa: E402
-from dsgc_bench.bfcl.check import check_all  # noqa: E402
-from dsgc_bench.bfcl.data import SPLITS, load_sessions  # noqa: E402
-from dsgc_bench.bfcl.metrics import score  # noqa: E402
-from dsgc_bench.bfcl.padded import padded  # noqa: E402
-from dsgc_bench.bfcl.points import transcript_points  # noqa: E402
-from dsgc_bench.bfcl.policies import Embeddings, baselines  # noqa: E402
-from dsgc_bench.bfcl.replay import parse_call, replay  # noqa: E402
-from dsgc_fast.encoders import CachedEncoder, make_encoder  # noqa: E402
-from dsgc_fast.messages import check_messages  # noqa: E402
+from dsgc_bench.bfcl.agent import CANDIDATES, RECOMMENDED
+from dsgc_bench.bfcl.check import check_all
+from dsgc_bench.bfcl.data import SPLITS, load_sessions
+from dsgc_bench.bfcl.metrics import score
+from dsgc_bench.bfcl.padded import padded
+from dsgc_bench.bfcl.points import transcript_points
+from dsgc_bench.bfcl.policies import Embeddings, baselines
+from dsgc_bench.bfcl.replay import parse_call, replay
+from dsgc_fast.encoders import CachedEncoder, make_encoder
+from dsgc_fast.messages import check_messages
 
 BASE_IDS = tuple(f"multi_turn_base_{k}" for k in (0, 1, 15, 32, 49, 103))
 LONG_IDS = ("multi_turn_long_context_0", "multi_turn_long_context_103")
@@ -69,15 +69,17 @@ def test_positional_arguments_are_named():
 
 
 def test_prototypes_reproduce_the_store_and_units_stay_whole(transcripts):
-    """unit-max is the store with the paper's rule, (R) the store default (the agent policy)."""
+    """unit-max is the store with the paper's rule, (R) the agent policy without induction."""
     emb = Embeddings(CachedEncoder(make_encoder("lexical")))
     points = [p for tr in transcripts for p in transcript_points(tr)]
     store_like, rules = CANDIDATES["unit-max (store-like)"], baselines()
     for p in points:
         budget = p.budget(0.25)
         assert np.array_equal(store_like(p, emb, budget).retained, rules["store-dsgc"](p, emb, budget).retained)
-        assert np.array_equal(RECOMMENDED(p, emb, budget).retained, rules["store-default"](p, emb, budget).retained)
-        for policy in (RECOMMENDED, rules["store-recency"], rules["store-annotated"]):
+        assert np.array_equal(
+            RECOMMENDED(p, emb, budget).retained, rules["store-no-induction"](p, emb, budget).retained
+        )
+        for policy in (RECOMMENDED, rules["store-default"], rules["store-recency"], rules["store-annotated"]):
             got = score(p, policy(p, emb, budget), budget)
             assert got.broken == 0 and got.used <= budget
 

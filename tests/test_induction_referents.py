@@ -36,6 +36,11 @@ def test_identifier_mentions_use_the_introducer_binding():
         ("Use route ticket RT-114 for it.", "RT-114", "ticket RT-114"),
         ("(see /etc/app.yaml)", "/etc/app.yaml", "/etc/app.yaml"),
         ("env: ACME-PROD", "ACME-PROD", "ACME-PROD"),
+        # an assignment never binds a function word: the identifier keeps its head noun
+        ("Log ticket RT-114: the printer on floor 3 is jammed.", "RT-114", "ticket RT-114"),
+        ("Ticket RT-114 is the one from Monday.", "RT-114", "Ticket RT-114"),
+        ("MODE_FLAG: on", "MODE_FLAG", "MODE_FLAG"),
+        ("MODE_FLAG: fast", "MODE_FLAG", "fast"),
     ],
 )
 def test_binding_values(text, name, value):

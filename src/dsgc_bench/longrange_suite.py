@@ -9,12 +9,12 @@ Three measurements per encoder, all deterministic per seed:
    whose fact turn is kept, and broken tool pairs.
 2. **Hubs.**  The history of every conversation of the first ``HUB_SEEDS`` seeds asked
    each question of ``longrange.PROBES`` in place of its own, at ``HUB_FRACTIONS``, under
-   the store default with and without the
-   ``trace_edges``/``induce`` annotations: how often each history block is kept across
-   the probes.  Reported: the largest share over blocks, the blocks kept for every probe
-   (those in the working set, tool calls and results, apart), and the blocks the
-   annotations alone make kept for every probe (kept by every probe with them, not
-   without).
+   the store default (the agent policy with induced edges), the agent policy without
+   induction and with the hand annotations of the batch ``trace_edges``/``induce``: how
+   often each history block is kept across the probes.  Reported: the largest share over
+   blocks, the blocks kept for every probe (those in the working set, tool calls and
+   results, apart), and the blocks induction (or the annotations) alone make kept for every
+   probe (kept by every probe with them, not without).
 3. **The agent policy without tool units.**  Working-set support needs tool units, so on
    the paper's suites the agent policy must rank as DSGC: every DSGC run of the main suite
    on the neutral family (the paper family places prerequisites after their dependents, which
@@ -43,10 +43,10 @@ from . import grid, longrange, runner, session_plots
 from .bfcl.metrics import broken_pairs, kept_values
 from .bfcl.points import Point
 from .bfcl.policies import Embeddings, Policy, baselines
+from .families import GENERATORS, NEUTRAL
 from .markdown import checks_table, image, table
 from .referent_sessions import generate_all
 from .referents import Prepared, Variant, evaluate
-from .families import GENERATORS, NEUTRAL
 from .scenarios import Scenario
 from .suite import RunConfig, Section, read_json, write_json
 
@@ -60,11 +60,14 @@ LABELS: dict[str, str] = {
     "recency-first-fit": "recency (message level, first fit)",
     "similarity": "similarity only (message level)",
     "dsgc": "paper DSGC (message level, `trace_edges`)",
-    "store-dsgc": "store, `policy=\"dsgc\"` (the old default)",
-    "store-default": "store default: **the agent policy**",
-    "store-annotated": "agent policy + `trace_edges`/`induce` annotations",
+    "store-dsgc": 'store, `policy="dsgc"` (the old default)',
+    "store-default": "store default: **the agent policy**, induced edges",
+    "store-no-induction": "the agent policy without induction",
+    "store-annotated": "agent policy + hand annotations from the batch `trace_edges`/`induce`",
 }
-AGENT, ANNOTATED = "store-default", "store-annotated"
+AGENT, PLAIN, ANNOTATED = "store-default", "store-no-induction", "store-annotated"
+#: the policies of the hub check, and the one each is compared with
+HUB_POLICIES: dict[str, str | None] = {PLAIN: None, AGENT: PLAIN, ANNOTATED: PLAIN}
 #: the referent-session variants of measurement 3
 REFERENT_VARIANTS: tuple[Variant, ...] = (
     Variant("dsgc", "dsgc", False),
@@ -92,8 +95,15 @@ def _history_kept(point: Point, retained: np.ndarray) -> np.ndarray:
     return mask
 
 
-def fact_records(convs: Sequence[longrange.Conversation], variant: str, encoder: str, emb: Embeddings,
-                 rules: dict[str, Policy], fractions: Sequence[float]) -> list[dict[str, Any]]:
+def _cell(variant: str, encoder: str, fraction: float, policy: str, session: str) -> dict[str, Any]:
+    """The fields naming a record's cell and conversation."""
+    return {"variant": variant, "encoder": encoder, "fraction": fraction, "policy": policy, "session": session}
+
+
+def fact_records(
+    convs: Sequence[longrange.Conversation], variant: str, encoder: str, emb: Embeddings, rules: dict[str, Policy],
+    fractions: Sequence[float],
+) -> list[dict[str, Any]]:  # fmt: skip
     """One record per conversation, budget and policy: fact kept, broken pairs, tokens."""
     out = []
     for conv in convs:
@@ -102,17 +112,22 @@ def fact_records(convs: Sequence[longrange.Conversation], variant: str, encoder:
             budget = point.budget(fraction)
             for policy in LABELS:
                 sel = rules[policy](point, emb, budget)
-                out.append({
-                    "variant": variant, "encoder": encoder, "fraction": fraction, "policy": policy,
-                    "session": conv.session, "kept": bool(kept_values(point, sel)[0]),
-                    "broken": broken_pairs(point, sel.retained.tolist()), "budget": budget,
-                    "history": int(point.costs[: point.query].sum()),
-                })
+                out.append(
+                    {
+                        **_cell(variant, encoder, fraction, policy, conv.session),
+                        "kept": bool(kept_values(point, sel)[0]),
+                        "broken": broken_pairs(point, sel.retained.tolist()),
+                        "budget": budget,
+                        "history": int(point.costs[: point.query].sum()),
+                    }
+                )
     return out
 
 
-def hub_records(convs: Sequence[longrange.Conversation], variant: str, encoder: str, emb: Embeddings,
-                rules: dict[str, Policy], fractions: Sequence[float]) -> list[dict[str, Any]]:
+def hub_records(
+    convs: Sequence[longrange.Conversation], variant: str, encoder: str, emb: Embeddings, rules: dict[str, Policy],
+    fractions: Sequence[float],
+) -> list[dict[str, Any]]:  # fmt: skip
     """One record per conversation, budget and store policy: keep counts over the probes."""
     out = []
     for conv in convs:
@@ -120,18 +135,25 @@ def hub_records(convs: Sequence[longrange.Conversation], variant: str, encoder: 
         tools = np.array([k in _TOOL_KINDS for k in probes[0].kinds[: probes[0].query]])
         for fraction in fractions:
             always = {}
-            for policy in (AGENT, ANNOTATED):
-                counts = sum(_history_kept(p, rules[policy](p, emb, p.budget(fraction)).retained).astype(int)
-                             for p in probes)
+            for policy, base in HUB_POLICIES.items():
+                counts = sum(
+                    _history_kept(p, rules[policy](p, emb, p.budget(fraction)).retained).astype(int) for p in probes
+                )
                 always[policy] = counts == len(probes)
                 top = int(counts.max())
-                out.append({
-                    "variant": variant, "encoder": encoder, "fraction": fraction, "policy": policy,
-                    "session": conv.session, "probes": len(probes), "blocks": int(tools.size),
-                    "max_kept": top, "max_kinds": sorted({probes[0].kinds[i] for i in np.flatnonzero(counts == top)}),
-                    "always": int(always[policy].sum()), "always_tool": int((always[policy] & tools).sum()),
-                })
-            out[-1]["lifted"] = int((always[ANNOTATED] & ~always[AGENT]).sum())
+                out.append(
+                    {
+                        **_cell(variant, encoder, fraction, policy, conv.session),
+                        "probes": len(probes),
+                        "blocks": int(tools.size),
+                        "max_kept": top,
+                        "max_kinds": sorted({probes[0].kinds[i] for i in np.flatnonzero(counts == top)}),
+                        "always": int(always[policy].sum()),
+                        "always_tool": int((always[policy] & tools).sum()),
+                    }
+                )
+                if base is not None:
+                    out[-1]["lifted"] = int((always[policy] & ~always[base]).sum())
     return out
 
 
@@ -143,13 +165,21 @@ def main_records(runs: Sequence[tuple[runner.Condition, Scenario]], config: RunC
         got, _, budget = runner.run_retention(cond, sc, encoder.encode([sc.query])[0], encoder.encode(sc.texts))
         with MemoryStore(encoder=encoder, tokenizer="whitespace") as store:
             for i, text in enumerate(sc.texts):
-                store.add(text, id=sc.ids[i], cost=int(sc.costs[i]), depends_on=[sc.ids[p] for j, p in sc.edges if j == i])
+                store.add(
+                    text, id=sc.ids[i], cost=int(sc.costs[i]), depends_on=[sc.ids[p] for j, p in sc.edges if j == i]
+                )
             kept = set(store.compact(sc.query, budget).kept)
         mask = np.array([block in kept for block in sc.ids])
-        out.append({
-            "encoder": cond.encoder, "template": cond.template, "regime": sc.regime, "seed": sc.seed,
-            "same": bool(np.array_equal(mask, got.mask)), "full_chain": bool(mask[sc.chain].all()),
-        })
+        out.append(
+            {
+                "encoder": cond.encoder,
+                "template": cond.template,
+                "regime": sc.regime,
+                "seed": sc.seed,
+                "same": bool(np.array_equal(mask, got.mask)),
+                "full_chain": bool(mask[sc.chain].all()),
+            }
+        )
     return out
 
 
@@ -206,8 +236,18 @@ class LongRangeSuite:
         hubs: dict[str, Any] = {}
         for r in raw["hubs"]:
             key = f"{r['variant']}|{r['encoder']}|{r['fraction']:.2f}|{r['policy']}"
-            h = hubs.setdefault(key, {"max_share": 0.0, "max_kinds": [], "always": 0, "always_tool": 0, "lifted": 0,
-                                      "blocks": 0, "conversations": 0})
+            h = hubs.setdefault(
+                key,
+                {
+                    "max_share": 0.0,
+                    "max_kinds": [],
+                    "always": 0,
+                    "always_tool": 0,
+                    "lifted": 0,
+                    "blocks": 0,
+                    "conversations": 0,
+                },
+            )
             share = r["max_kept"] / r["probes"]
             if share > h["max_share"]:
                 h["max_share"], h["max_kinds"] = share, r["max_kinds"]
@@ -255,44 +295,64 @@ def checks(s: dict[str, Any]) -> list[dict[str, Any]]:
     fractions = [_key(f) for f in s["fractions"]]
     for enc in s["encoders"]:
         plain = s["kept"]["plain"][enc]
-        worst = min(((f, p, _rate(plain[AGENT][f]) - _rate(plain[p][f])) for f in fractions for p in ("similarity", "dsgc")),
-                    key=lambda m: m[2])
-        out.append({
-            "claim": f"plain chats: the agent policy keeps the fact at least as often as similarity-only and paper DSGC ({enc})",
-            "measured": f"smallest margin {worst[2]:+.2f} (vs {worst[1]}, {float(worst[0]):.0%})",
-            "passed": worst[2] >= 0,
-        })
+        worst = min(
+            ((f, p, _rate(plain[AGENT][f]) - _rate(plain[p][f])) for f in fractions for p in ("similarity", "dsgc")),
+            key=lambda m: m[2],
+        )
+        out.append(
+            {
+                "claim": f"plain chats: the agent policy keeps the fact at least as often as similarity-only and paper DSGC ({enc})",
+                "measured": f"smallest margin {worst[2]:+.2f} (vs {worst[1]}, {float(worst[0]):.0%})",
+                "passed": worst[2] >= 0,
+            }
+        )
         tools = s["kept"]["tool-heavy"][enc]
-        worst = min(((f, _rate(tools[AGENT][f]) - _rate(tools["store-dsgc"][f])) for f in fractions), key=lambda m: m[1])
-        out.append({
-            "claim": f"tool-heavy chats: working-set support does not crowd the fact out (agent >= store dsgc, {enc})",
-            "measured": f"smallest margin {worst[1]:+.2f} ({float(worst[0]):.0%}); agent "
-                        + ", ".join(f"{_rate(tools[AGENT][f]):.2f}" for f in fractions),
-            "passed": worst[1] >= 0,
-        })
-    lifted = sum(h["lifted"] for k, h in s["hubs"].items() if k.endswith(ANNOTATED))
-    top = max((h["max_share"], k) for k, h in s["hubs"].items() if k.endswith(ANNOTATED))
-    out.append({
-        "claim": "induced edges make no block kept for every question (hub check)",
-        "measured": f"{lifted} blocks lifted to always kept; largest keep share with annotations {top[0]:.2f}",
-        "passed": lifted == 0,
-    })
+        worst = min(
+            ((f, _rate(tools[AGENT][f]) - _rate(tools["store-dsgc"][f])) for f in fractions), key=lambda m: m[1]
+        )
+        out.append(
+            {
+                "claim": f"tool-heavy chats: working-set support does not crowd the fact out (agent >= store dsgc, {enc})",
+                "measured": f"smallest margin {worst[1]:+.2f} ({float(worst[0]):.0%}); agent "
+                + ", ".join(f"{_rate(tools[AGENT][f]):.2f}" for f in fractions),
+                "passed": worst[1] >= 0,
+            }
+        )
+    lifted = sum(h["lifted"] for k, h in s["hubs"].items() if k.endswith("|" + AGENT))
+    top = max(h["max_share"] for k, h in s["hubs"].items() if k.endswith("|" + AGENT))
+    plain = max(h["max_share"] for k, h in s["hubs"].items() if k.endswith("|" + PLAIN))
+    out.append(
+        {
+            "claim": "induced edges make no block kept for every question (hub check)",
+            "measured": f"{lifted} blocks lifted to always kept; largest keep share {top:.2f} with induction, "
+            f"{plain:.2f} without",
+            "passed": lifted == 0,
+        }
+    )
     runs = sum(m["runs"] for m in s["main"].values())
     same = sum(m["same"] for m in s["main"].values())
-    out.append({
-        "claim": "main suite: the store default (agent policy) keeps exactly what DSGC keeps, run by run",
-        "measured": f"{same}/{runs} runs identical",
-        "passed": same == runs,
-    })
+    out.append(
+        {
+            "claim": "main suite: the store default (agent policy) keeps exactly what DSGC keeps, run by run",
+            "measured": f"{same}/{runs} runs identical",
+            "passed": same == runs,
+        }
+    )
     rows = {(r["encoder"], r["budget"], r["variant"]): r for r in s["referents"]}
-    alike = all({k: v for k, v in r.items() if k != "variant"} == {k: v for k, v in rows[(e, b, "dsgc" + v[5:])].items() if k != "variant"}
-                for (e, b, v), r in rows.items() if v.startswith("agent"))
+    alike = all(
+        {k: v for k, v in r.items() if k != "variant"}
+        == {k: v for k, v in rows[(e, b, "dsgc" + v[5:])].items() if k != "variant"}
+        for (e, b, v), r in rows.items()
+        if v.startswith("agent")
+    )
     orphans = sum(r["orphans"] for r in s["referents"] if r["variant"] == "agent+pins")
-    out.append({
-        "claim": "referent sessions: the agent policy with pins leaves 0% orphans, every figure as DSGC's",
-        "measured": f"{orphans} orphans; rows identical to DSGC's: {'yes' if alike else 'no'}",
-        "passed": orphans == 0 and alike,
-    })
+    out.append(
+        {
+            "claim": "referent sessions: the agent policy with pins leaves 0% orphans, every figure as DSGC's",
+            "measured": f"{orphans} orphans; rows identical to DSGC's: {'yes' if alike else 'no'}",
+            "passed": orphans == 0 and alike,
+        }
+    )
     return out
 
 
@@ -315,49 +375,93 @@ def fact_parts(s: dict[str, Any], out: Path) -> list[str]:
             rows = []
             for policy, label in LABELS.items():
                 cells = by_policy[policy]
-                rows.append((f"`{policy}`", label, *(
-                    f"{_rate(cells[f]):.2f}" + (f" ({cells[f]['broken']})" if cells[f]["broken"] else "") for f in fractions)))
-            parts += [f"### {variant}, {enc} encoder", table(["policy", "what", *(f"{float(f):.0%}" for f in fractions)], rows)]
+                rows.append(
+                    (
+                        f"`{policy}`",
+                        label,
+                        *(
+                            f"{_rate(cells[f]):.2f}" + (f" ({cells[f]['broken']})" if cells[f]["broken"] else "")
+                            for f in fractions
+                        ),
+                    )
+                )
+            parts += [
+                f"### {variant}, {enc} encoder",
+                table(["policy", "what", *(f"{float(f):.0%}" for f in fractions)], rows),
+            ]
     panels = {
         f"{variant}, {enc}": {policy: {float(f): _rate(by_policy[policy][f]) for f in fractions} for policy in LABELS}
-        for variant, by_encoder in s["kept"].items() for enc, by_policy in by_encoder.items()
+        for variant, by_encoder in s["kept"].items()
+        for enc, by_policy in by_encoder.items()
     }
-    parts.append(image(out, session_plots.budget_lines(panels, out / "plots" / "longrange.png", ylabel="fact kept"),
-                       "long-range facts"))
+    parts.append(
+        image(
+            out,
+            session_plots.budget_lines(panels, out / "plots" / "longrange.png", ylabel="fact kept"),
+            "long-range facts",
+        )
+    )
     parts.append("### Hubs: how often a history block is kept across questions")
     parts.append(
         f"The history of each conversation of seeds {s['hub_seeds'][0]}..{s['hub_seeds'][-1]} asked the "
         f"{len(longrange.PROBES)} questions of `longrange.PROBES` (every fact question, one question per everyday "
         "topic) in place of its own. **Largest share**: the most questions any one block is "
         "kept for, over every conversation (with the kinds of the blocks reaching it); **always kept**: blocks kept "
-        "for every question (of them, tool calls and results: the working set); **lifted by annotations**: blocks "
-        "always kept with the `trace_edges`/`induce` annotations but not without them."
+        "for every question (of them, tool calls and results: the working set); **lifted**: blocks always kept with "
+        "induction (or the hand annotations) but not by the agent policy without them."
     )
     rows = []
     for variant in s["kept"]:
         for enc in s["encoders"]:
             for f in s["hub_fractions"]:
-                for policy in (AGENT, ANNOTATED):
+                for policy, base in HUB_POLICIES.items():
                     h = s["hubs"][f"{variant}|{enc}|{_key(f)}|{policy}"]
-                    rows.append((variant, enc, f"{f:.0%}", f"`{policy}`",
-                                 f"{h['max_share']:.2f} ({', '.join(h['max_kinds'])})",
-                                 f"{h['always']} of {h['blocks']} ({h['always_tool']} tool)",
-                                 h["lifted"] if policy == ANNOTATED else "—"))
-    parts.append(table(["variant", "encoder", "budget", "policy", "largest share", "always kept", "lifted by annotations"], rows))
+                    rows.append(
+                        (
+                            variant,
+                            enc,
+                            f"{f:.0%}",
+                            f"`{policy}`",
+                            f"{h['max_share']:.2f} ({', '.join(h['max_kinds'])})",
+                            f"{h['always']} of {h['blocks']} ({h['always_tool']} tool)",
+                            "—" if base is None else h["lifted"],
+                        )
+                    )
+    parts.append(
+        table(
+            ["variant", "encoder", "budget", "policy", "largest share", "always kept", f"lifted (vs `{PLAIN}`)"], rows
+        )
+    )
     parts.append("### The agent policy where there are no tool units")
     parts.append(
         "Working-set support is given to tool calls and results only (`dsgc_fast.messages.working_ages`); without "
         "them the agent policy's score is the paper's, I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1)^p. Checked on "
         "every DSGC run of the main suite, repeated through a `MemoryStore` with its default (agent) parameters, "
-        "and on the referent sessions (`policy=\"agent\"` beside `\"dsgc\"`, with and without pins):"
+        'and on the referent sessions (`policy="agent"` beside `"dsgc"`, with and without pins):'
     )
-    parts.append(table(["encoder", "regime", "runs", "identical kept blocks", "full-chain retention"],
-                       [(*k.split("|"), m["runs"], m["same"], f"{m['full_chain'] / m['runs']:.2f}") for k, m in s["main"].items()]))
-    parts.append(table(["encoder", "budget", "variant", "orphan rate", "needed binding", "errors"], [
-        (r["encoder"], r["budget"], r["variant"],
-         "n/a" if r["orphan_rate"] is None else f"{100 * r['orphan_rate']:.1f}% ({r['orphans']}/{r['resolvable_uses']})",
-         "n/a" if r["needed_rate"] is None else f"{100 * r['needed_rate']:.1f}%", r["errors"])
-        for r in s["referents"]
-    ]))
+    parts.append(
+        table(
+            ["encoder", "regime", "runs", "identical kept blocks", "full-chain retention"],
+            [(*k.split("|"), m["runs"], m["same"], f"{m['full_chain'] / m['runs']:.2f}") for k, m in s["main"].items()],
+        )
+    )
+    parts.append(
+        table(
+            ["encoder", "budget", "variant", "orphan rate", "needed binding", "errors"],
+            [
+                (
+                    r["encoder"],
+                    r["budget"],
+                    r["variant"],
+                    "n/a"
+                    if r["orphan_rate"] is None
+                    else f"{100 * r['orphan_rate']:.1f}% ({r['orphans']}/{r['resolvable_uses']})",
+                    "n/a" if r["needed_rate"] is None else f"{100 * r['needed_rate']:.1f}%",
+                    r["errors"],
+                )
+                for r in s["referents"]
+            ],
+        )
+    )
     parts.append(checks_table(s["checks"]))
     return parts

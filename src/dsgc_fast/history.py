@@ -33,6 +33,7 @@ import numpy as np
 from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_scalar
 
 from ._growable import Growable as _Growable
+from ._induced import InducedEdges
 from .archive import Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .encoders import CachedEncoder, LexicalEncoder
@@ -143,12 +144,8 @@ class SelectCache:
         """
         if tokenizer is None or isinstance(tokenizer, (str, TokenCounter)):
             return token_counter_of(tokenizer)
-        for k, (known, counter) in enumerate(self._counters):
-            if known is tokenizer:
-                del self._counters[k]
-                break
-        else:
-            counter = token_counter_of(tokenizer)
+        seen = next((k for k, (known, _) in enumerate(self._counters) if known is tokenizer), None)
+        counter = token_counter_of(tokenizer) if seen is None else self._counters.pop(seen)[1]
         self._counters.insert(0, (tokenizer, counter))
         del self._counters[self.max_histories :]
         return counter
@@ -394,7 +391,8 @@ class _State:
 
 
 class _History:
-    """One chat history as the blocks ``add_messages`` would add, with the arrays ``retain`` needs.
+    """One chat history as the blocks ``add_messages`` would add (with the edges its induction
+    gives), with the arrays ``retain`` needs.
 
     ``records`` are JSON copies of the input records, so that a later call is recognized
     as this history grown; ``extend`` plans and checks each new record as ``add_messages``
@@ -410,6 +408,7 @@ class _History:
         self.slot_of: dict[str, int] = {}
         self.cost = _Growable(np.int64)
         self.edges = _Growable(np.int64, 2)
+        self.induced = InducedEdges()
         self.referents = _Referents()
         self.binds: list[dict[str, str]] = []
         self.units = ChatUnits()
@@ -426,11 +425,14 @@ class _History:
         for k in range(len(self.records), len(records)):
             record, where = records[k], f"message {k}"
             kwargs = self.planner.plan(record, where)
+            induce = kwargs.pop("induce")
             try:
                 block = checked_block(seq=k, known=self.slot_of, counter=self.counter, **kwargs)
             except (TypeError, ValueError) as exc:
                 raise SessionError(str(exc), where) from None
             self.records.append(_snapshot(record))
+            if induce:  # as MemoryStore.add(..., induce=True) would
+                self.induced.observe(k, block, {self.slot_of[d] for d in block.depends_on})
             self._append(block)
 
     def _append(self, block: Block) -> None:
@@ -463,7 +465,7 @@ class _History:
         if self._state is None or self._state.n != n:
             slots = np.arange(n, dtype=np.int64)
             index = self.referents.active_index(slots, self.binds)
-            graph = DependencyGraph.from_edges(n, self.edges.view())
+            graph = DependencyGraph.from_edges(n, np.concatenate([self.edges.view(), self.induced.live()]))
             turn = self.units.turn_start
             query = self.blocks[turn].text if turn is not None else None
             self._state = _State(n, graph, index, self.units.ages(), self._root_slots(self.units.live_roots()), query)

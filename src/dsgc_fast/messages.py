@@ -29,6 +29,14 @@ Annotations.  A message may carry a ``"dsgc"`` object with ``id``, ``depends_on`
 kept in the block's meta beside ``role`` and ``message``); it is stripped from the stored
 message.  A JSONL line without ``role`` is a plain block: ``{"text": ..., "id": ...,
 "depends_on": [...], "binds": {...}, "uses": [...], "pinned": ..., "cost": ..., "meta": {...}}``.
+
+Induction.  By default (``induce=True``) every message and plain block that declares none of
+``depends_on``, ``binds``, ``uses`` is added with ``MemoryStore.add(..., induce=True)``: the
+store induces edges for it (``dsgc_fast.induction``: tool-call arguments and tool results read
+as JSON, a step linked to the result and the user message whose values it repeats, "that
+order" linked to the block naming the order id it means), support and never a pin.  A record
+that declares any of the three keeps exactly what it declares (and is not read by the
+inducer).  ``induce=False`` adds everything as declared.
 """
 
 from __future__ import annotations
@@ -54,6 +62,8 @@ ROOT_ROLES = ("system", "developer")
 #: the roles a chat message may have
 ROLES = (*ROOT_ROLES, "user", "assistant", "tool")
 _ANNOTATION_FIELDS = ("id", "depends_on", "binds", "uses", "pinned", "cost")
+#: the annotation fields that declare structure: a record giving any of them is not induced
+_STRUCTURE_FIELDS = ("depends_on", "binds", "uses")
 _BLOCK_FIELDS = ("text", "meta") + _ANNOTATION_FIELDS
 _MESSAGE_ANNOTATION_FIELDS = _ANNOTATION_FIELDS + ("meta",)
 
@@ -153,9 +163,10 @@ class _Planner:
     a store the records are a whole history of their own (``dsgc_fast.history``).
     """
 
-    def __init__(self, counter: TokenCounter, store: MemoryStore | None = None) -> None:
+    def __init__(self, counter: TokenCounter, store: MemoryStore | None = None, induce: bool = True) -> None:
         self.counter = counter
         self.store = store
+        self.induce = induce
         self.first_seen: dict[str, str | None] = {}
         self.calls: dict[str, str] = {}
         self.answered: set[str] = set()
@@ -164,8 +175,8 @@ class _Planner:
         self.next_number = store.total if store is not None else 0
 
     @classmethod
-    def for_store(cls, store: MemoryStore) -> _Planner:
-        return cls(store.tokenizer, store)
+    def for_store(cls, store: MemoryStore, induce: bool = True) -> _Planner:
+        return cls(store.tokenizer, store, induce)
 
     def known(self, block_id: str) -> bool:
         return block_id in self.first_seen or (self.store is not None and self.store.has(block_id))
@@ -209,6 +220,10 @@ class _Planner:
         self.first_seen[block_id] = where
         return kwargs
 
+    def induced(self, annotation: Mapping[str, Any]) -> bool:
+        """Whether a record with these annotation fields gets induced ones (module docstring)."""
+        return self.induce and set(annotation).isdisjoint(_STRUCTURE_FIELDS)
+
     def block(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
         _check_keys(record, _BLOCK_FIELDS, "block", where)
         if not isinstance(record.get("text"), str):
@@ -216,7 +231,7 @@ class _Planner:
         meta = _own_meta(record, "a block's meta", where)
         kwargs = _annotation_kwargs(record, where)
         kwargs["id"] = kwargs.get("id") or self.fresh_id()
-        kwargs.update(text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]))
+        kwargs.update(text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]), induce=self.induced(record))
         return kwargs
 
     def message(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
@@ -278,6 +293,7 @@ class _Planner:
             depends_on=depends_on,
             pinned=kwargs["pinned"] if kwargs["pinned"] is not None else role in ROOT_ROLES,
             meta={**(extra or {}), "role": role, "message": message},
+            induce=self.induced(annotation),
         )
         return kwargs
 
@@ -400,15 +416,18 @@ def _tool_calls(message: Mapping[str, Any], where: str | None) -> list[tuple[str
 
 
 def plan_records(
-    store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, complete: bool = False
+    store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, complete: bool = False, induce: bool = True
 ) -> list[dict[str, Any]]:
     """The ``MemoryStore.add`` arguments of ``(where, record)`` pairs after ``store``'s blocks, every record checked.
 
     Checks ids, dependencies, tool-call pairing and roles; with ``complete``, also that no
     tool call is left without its result.  Errors are ``SessionError`` naming the record's
-    ``where``.  Nothing is added.
+    ``where``.  ``induce``: records that declare no structure are added with induction
+    (module docstring).  Nothing is added.
     """
-    planner = _Planner.for_store(store)
+    if not isinstance(induce, bool):
+        raise TypeError(f"induce must be a bool, got {type(induce).__name__}")
+    planner = _Planner.for_store(store, induce)
     plans = [planner.plan(record, where) for where, record in records]
     if complete:
         planner.check_answered()
@@ -416,7 +435,12 @@ def plan_records(
 
 
 def add_records(
-    store: MemoryStore, records: Sequence[tuple[str | None, Any]], *, complete: bool = False, embeddings: Any = None
+    store: MemoryStore,
+    records: Sequence[tuple[str | None, Any]],
+    *,
+    complete: bool = False,
+    embeddings: Any = None,
+    induce: bool = True,
 ) -> list[str]:
     """Append ``(where, record)`` pairs (messages or blocks); returns their block ids.
 
@@ -427,9 +451,10 @@ def add_records(
     ``MemoryStore.atomic`` group, so an invalid record adds nothing, not even the valid
     records before it; errors are ``SessionError`` naming the record's ``where``.
     A tool result whose call was archived brings the call's unit back (``MemoryStore.add``
-    recalls the archived binders of the referents a new block uses).
+    recalls the archived binders of the referents a new block uses).  ``induce``: induce
+    the structure of the records that declare none (module docstring).
     """
-    plans = list(zip((where for where, _ in records), plan_records(store, records, complete=complete)))
+    plans = list(zip((where for where, _ in records), plan_records(store, records, complete=complete, induce=induce)))
     if embeddings is not None:
         vectors = _validate._numeric_array("embeddings", embeddings)
         if vectors.ndim != 2 or vectors.shape[0] != len(plans):
@@ -449,12 +474,16 @@ def add_records(
     return store._add_all([kwargs for _, kwargs in plans], lambda k, exc: SessionError(str(exc), plans[k][0]))
 
 
-def add_messages(store: MemoryStore, messages: Iterable[Mapping[str, Any]], *, embeddings: Any = None) -> list[str]:
+def add_messages(
+    store: MemoryStore, messages: Iterable[Mapping[str, Any]], *, embeddings: Any = None, induce: bool = True
+) -> list[str]:
     """Append chat messages (dicts) to ``store``; returns their block ids (see the module doc).
 
-    ``embeddings``: an optional (n, d) array of precomputed vectors, one per message.
+    ``embeddings``: an optional (n, d) array of precomputed vectors, one per message;
+    ``induce``: induce the structure of the messages that declare none (module docstring).
     """
-    return add_records(store, [(f"message {k}", m) for k, m in enumerate(messages)], embeddings=embeddings)
+    records = [(f"message {k}", m) for k, m in enumerate(messages)]
+    return add_records(store, records, embeddings=embeddings, induce=induce)
 
 
 def remove_messages(store: MemoryStore, ids: str | Iterable[str]) -> list[str]:
@@ -467,13 +496,16 @@ def remove_messages(store: MemoryStore, ids: str | Iterable[str]) -> list[str]:
     return store.delete(sorted(unit)) if unit else []
 
 
-def load_session(store: MemoryStore, source: str | os.PathLike | IO[str], *, complete: bool = False) -> list[str]:
+def load_session(
+    store: MemoryStore, source: str | os.PathLike | IO[str], *, complete: bool = False, induce: bool = True
+) -> list[str]:
     """Append every record of a JSONL session; errors name the line number.
 
     ``complete``: the session is whole, so a tool call without a result is an error (at the
-    line of the call), as a chat API refuses it.
+    line of the call), as a chat API refuses it; ``induce`` as in ``add_messages``.
     """
-    return add_records(store, [(f"line {number}", record) for number, record in read_jsonl(source)], complete=complete)
+    records = [(f"line {number}", record) for number, record in read_jsonl(source)]
+    return add_records(store, records, complete=complete, induce=induce)
 
 
 # -- compaction ---------------------------------------------------------------------------

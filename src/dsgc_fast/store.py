@@ -61,6 +61,7 @@ from . import _validate, token_counts
 from ._archive_access import database_error
 from ._chat_facts import CALL_PREFIX, RESULT_PREFIX, ChatFacts
 from ._growable import Growable as _Growable
+from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
 from .archive import Archive, ArchivedBlock, Block, DeletedBlock
 from .compaction import Truncation, decide, table_block
@@ -234,9 +235,12 @@ class MemoryStore:
         self._prerequisites = _Growable(np.int64)  # with _edge_ptr: CSR of slot -> the slots it depends on
         self._edge_ptr = _Growable(np.int64)
         self._edge_ptr.append(0)
+        self._induced = InducedEdges()
         try:
             for block, table in self._archive.all_blocks():
                 _check_stored(block, len(self._ids), self._slot_of, self.dimension)
+                if table != "deleted" and is_induced(block.meta):  # the reading of ``add``: its edges again
+                    self._induce(block)
                 self._append(block, block.embedding, active=table == "active", deleted=table == "deleted")
         except (ValueError, sqlite3.DatabaseError) as exc:
             raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
@@ -248,7 +252,13 @@ class MemoryStore:
         return self._emb.view()
 
     def _append(
-        self, block: Block, embedding: np.ndarray | None, *, active: bool, deleted: bool = False, from_text: bool = False
+        self,
+        block: Block,
+        embedding: np.ndarray | None,
+        *,
+        active: bool,
+        deleted: bool = False,
+        from_text: bool = False,
     ) -> None:
         if embedding is None:
             raise ValueError(f"block {block.id!r} has no embedding")
@@ -329,6 +339,7 @@ class MemoryStore:
         cost: int | None = None,
         pinned: bool = False,
         meta: Mapping[str, Any] | None = None,
+        induce: bool = False,
     ) -> str:
         """Append a block; returns its id (default ``"b<seq>"``).
 
@@ -336,7 +347,10 @@ class MemoryStore:
         ``binds``: referent -> value this block binds; ``uses``: referents it uses;
         ``embedding``: (d,) vector (default: ``encoder([text])``); ``cost``: token cost
         (default: the tokenizer's count of ``text``); ``pinned``: a live root at every compaction;
-        ``meta``: JSON-serializable data kept with the block.
+        ``meta``: JSON-serializable data kept with the block (the key ``"induced"`` is
+        reserved); ``induce``: also give the block the edges induction finds to earlier
+        induced blocks (``dsgc_fast._induced``; a chat message in ``meta["message"]`` is read
+        as one), kept apart from ``depends_on``: ``induced_edges()``.
 
         If the block uses a referent whose live binder (the newest block binding it) is
         archived, that binder and its referent closure return to the active set in the same
@@ -344,15 +358,20 @@ class MemoryStore:
         """
         block, vector, missing = self._prepared(
             text, id=id, depends_on=depends_on, binds=binds, uses=uses, embedding=embedding, cost=cost, pinned=pinned,
-            meta=meta,
+            meta=meta, induce=induce,
         )  # fmt: skip
         restored = []
-        if missing:
-            with self._archive.transaction():
-                restored = self._archive.restore_blocks(missing)
-                self._archive.insert_active([(block, vector)])
-        else:
-            self._archive.insert_active([(block, vector)])  # one statement: atomic on its own
+        try:
+            if missing:
+                with self._archive.transaction():
+                    restored = self._archive.restore_blocks(missing)
+                    self._archive.insert_active([(block, vector)])
+            else:
+                self._archive.insert_active([(block, vector)])  # one statement: atomic on its own
+        except BaseException:
+            if is_induced(block.meta):  # the inducer has read the block: rebuild it from the record
+                self._rebuild()
+            raise
         self._mark_active(restored)
         self._append(block, vector, active=True)
         return block.id
@@ -380,19 +399,41 @@ class MemoryStore:
     def _prepared(
         self, text: str, *, id: str | None = None, depends_on: Iterable[str] = (), binds: Mapping[str, str] | None = None,
         uses: Iterable[str] = (), embedding: Any = None, cost: int | None = None, pinned: bool = False,
-        meta: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None, induce: bool = False,
     ) -> tuple[Block, np.ndarray, list[int]]:  # fmt: skip
-        """The block ``add`` appends next (every argument checked), its embedding, and the archived slots it brings back."""
+        """The block ``add`` appends next (every argument checked), its embedding, and the archived slots it brings back.
+
+        With ``induce`` the store's inducer reads the block last, once nothing can refuse it
+        before it is written, and the block is marked as induced.
+        """
         block = checked_block(
             text, seq=len(self._ids), id=id, depends_on=depends_on, binds=binds, uses=uses, cost=cost, pinned=pinned,
             meta=meta, known=self._slot_of, counter=self._counter,
         )  # fmt: skip
+        induce = _check_flag("induce", induce)
         for prerequisite in block.depends_on:
             if self._deleted.view()[self._slot_of[prerequisite]]:
                 raise ValueError(f"dependency {prerequisite!r} was deleted")
         vector = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
         binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
-        return block, vector, self._archived_closure(binders)
+        missing = self._archived_closure(binders)
+        if induce:
+            self._induce(block)
+            block = dataclasses.replace(block, meta={**block.meta, INDUCED_KEY: True})
+        return block, vector, missing
+
+    def _induce(self, block: Block) -> None:
+        """Run the store's inducer on ``block``, the newest (``dsgc_fast._induced``)."""
+        self._induced.observe(block.seq, block, {self._slot_of[d] for d in block.depends_on})
+
+    @_serialized
+    def induced_edges(self) -> list[tuple[str, str]]:
+        """The induced edges in force, ``(dependent id, prerequisite id)``, oldest dependent first.
+
+        Kept apart from the blocks' declared ``depends_on`` (``dsgc_fast._induced``);
+        compaction uses both.
+        """
+        return [(self._ids[j], self._ids[i]) for j, i in self._induced.pairs()]
 
     def _embedding(self, embedding: Any) -> np.ndarray:
         """A given ``embedding`` checked: a finite (d,) vector, d the store's."""
@@ -776,11 +817,12 @@ class MemoryStore:
         return out
 
     def _active_graph(self, slots: np.ndarray) -> DependencyGraph:
-        """The prerequisite edges among the active blocks ``slots``, in local indices (O(active edges))."""
-        prerequisites, indptr = gathered(self._edge_ptr.view(), self._prerequisites.view(), slots)
-        dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(indptr))
-        on = self._active.view()[prerequisites]
-        edges = np.stack([dependents[on], np.searchsorted(slots, prerequisites[on])], axis=1)
+        """The prerequisite edges (declared and induced) among the active blocks ``slots``, in local indices
+        (O(active edges))."""
+        active = self._active.view()
+        declared = _local_edges(self._edge_ptr.view(), self._prerequisites.view(), slots, active)
+        ptr, prerequisites, in_force = self._induced.csr(len(self._ids))
+        edges = np.concatenate([declared, _local_edges(ptr, prerequisites, slots, active, in_force)])
         return DependencyGraph.from_edges(slots.shape[0], edges)
 
     def _query(self, query: Any) -> tuple[np.ndarray, str]:
@@ -973,6 +1015,8 @@ class MemoryStore:
                 del self._newest_binder[referent], self._binder_slots[referent]
             else:
                 self._newest_binder[referent] = binder
+        if self._induced.blocks:  # induction forgets deleted blocks: read the others again
+            self._rebuild()
         return [self._ids[s] for s in slots]
 
     # -- whole store --------------------------------------------------------------------
@@ -1235,6 +1279,8 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"meta must be JSON-serializable: {exc}") from None
     check_nesting("meta", decoded)
+    if INDUCED_KEY in decoded:
+        raise ValueError(f"meta key {INDUCED_KEY!r} is reserved: it marks the blocks added with induce=True")
     return decoded
 
 
@@ -1326,6 +1372,19 @@ def _relabeled(ids: np.ndarray, n_ids: int) -> tuple[np.ndarray, np.ndarray]:
     present = np.zeros(n_ids, dtype=np.bool_)
     present[ids] = True
     return np.flatnonzero(present), (np.cumsum(present) - 1)[ids]
+
+
+def _local_edges(
+    ptr: np.ndarray, values: np.ndarray, slots: np.ndarray, active: np.ndarray, in_force: np.ndarray | None = None
+) -> np.ndarray:
+    """The edges of the CSR rows ``slots`` (ascending) whose prerequisite is active (and whose entry is in
+    ``in_force``), (E, 2) ``(dependent, prerequisite)`` in positions of ``slots``."""
+    prerequisites, indptr = gathered(ptr, values, slots)
+    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(indptr))
+    on = active[prerequisites]
+    if in_force is not None:
+        on &= gathered(ptr, in_force, slots)[0]
+    return np.stack([dependents[on], np.searchsorted(slots, prerequisites[on])], axis=1)
 
 
 def gathered(ptr: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

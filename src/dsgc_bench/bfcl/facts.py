@@ -6,15 +6,21 @@
   ``trace_edges``), among the needed values it loses that some tool result holds, the
   share whose newest holding result had its *call* kept (the result -> call edge lifted
   the call while the result, with no dependent yet, had no support).
-- ``identifier_share``: the share of needed values that today's induction rules treat
-  as identifiers (``dsgc_fast.induction.iter_identifiers`` finds one spanning the whole
-  value, in the casing of the call argument).
-- ``induction_audit``: ``induce`` on every full transcript.  An induced edge ``(j, i)``
-  rests on the identifier keys block i introduces (first mention) and block j repeats;
-  a binding rests on its referent's key.  Schema vocabulary: the keys of the function
-  names, parameter and response property names of the session's docs, and every JSON
-  key of its call arguments and tool results.  Reported: the share of edges all of whose
-  keys are schema vocabulary, and the share of bindings whose key is.
+- ``identifier_share``: the share of needed values that the prose rules treat as
+  identifiers (``dsgc_fast.induction.iter_identifiers`` finds one spanning the whole
+  value, in the casing of the call argument), and the share that the JSON value rules
+  name (``payload_values`` of the call's arguments gives the argument a value).
+- ``induction_audit``: induction on every full transcript, message by message.  Edges: the
+  store's induction (``IncrementalInducer(pin_referents=False)``, what ``add_messages``
+  gives a store), each edge resting on the value keys ``BlockInduction.support`` names
+  (result -> call edges, which rest on no value and which the store declares anyway, are
+  left out).  Bindings: the pinning form (``pin_referents=True``, ``induce_messages``'
+  referents), each resting on its name's key.  Schema vocabulary: the function names,
+  parameter and response property names of the session's docs and every JSON key of its
+  call arguments and tool results that is not also a value in them (an id keying a table,
+  ``{"USR003": [...]}``, is data), under every key rule (``identifier_key``, lower case,
+  the singular ``normal_key``).  Reported: the share of edges all of whose keys are schema
+  vocabulary, and the share of bindings whose key is.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from dsgc_fast.induction import identifier_key, induce, iter_identifiers
+from dsgc_fast.induction import IncrementalInducer, identifier_key, iter_identifiers, normal_key, payload_values
+from dsgc_fast.messages import message_text
 
 from .data import function_docs
 from .metrics import kept_values
@@ -61,9 +68,11 @@ def lost_with_call_kept(point: Point, selection: Selection) -> tuple[int, int]:
     return with_call, lost
 
 
-def identifier_share(transcripts: Iterable[Transcript], points: Sequence[Point]) -> tuple[int, int]:
-    """``(needed values that are identifiers, needed values)`` (module docstring)."""
+def identifier_share(transcripts: Iterable[Transcript], points: Sequence[Point]) -> tuple[int, int, int]:
+    """``(needed values that are prose identifiers, that are JSON values, needed values)``
+    (module docstring)."""
     surfaces: dict[tuple[str, int], dict[Any, str]] = {}
+    named: set[tuple[str, int, Any]] = set()
     for tr in transcripts:
         for t, calls in enumerate(tr.calls):
             table = surfaces.setdefault((tr.session.id, t), {})
@@ -72,15 +81,19 @@ def identifier_share(transcripts: Iterable[Transcript], points: Sequence[Point])
                     value = normal_value(leaf)
                     if value is not None and isinstance(leaf, str):
                         table.setdefault(value, leaf.strip())
-    ident = total = 0
+                for leaf, found in payload_values(call.arguments, call.name):
+                    if found is not None:
+                        named.add((tr.session.id, t, normal_value(leaf)))
+    ident = json_named = total = 0
     for p in points:
         table = surfaces.get((p.session, p.turn), {})
         for v in p.needed:
             total += 1
+            json_named += (p.session, p.turn, v) in named
             surface = table.get(v)
             if surface:
                 ident += any(start == 0 and end == len(surface) for _, _, start, end in iter_identifiers(surface))
-    return ident, total
+    return ident, json_named, total
 
 
 def _doc_names(doc: Any) -> Iterable[str]:
@@ -96,36 +109,51 @@ def _doc_names(doc: Any) -> Iterable[str]:
             yield from _doc_names(item)
 
 
-def _json_keys(value: Any) -> Iterable[str]:
-    return (str(item) for is_key, item in walk(value) if is_key)
+def _json_items(transcript: Transcript) -> tuple[set[str], set[str]]:
+    """The JSON keys and the string and number leaves of the session's arguments and results."""
+    keys, values = set(), set()
+    for calls in transcript.calls:
+        for call in calls:
+            payloads = [call.arguments]
+            try:
+                payloads.append(json.loads(call.content))
+            except ValueError:
+                pass
+            for payload in payloads:
+                for is_key, item in walk(payload):
+                    if is_key:
+                        keys.add(str(item))
+                    elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                        values.add(str(item))
+    return keys, values
 
 
 def schema_keys(transcript: Transcript) -> set[str]:
-    """Identifier keys of the session's schema vocabulary (module docstring)."""
-    names = set(_doc_names(function_docs(transcript.session)))
-    for calls in transcript.calls:
-        for call in calls:
-            names.update(_json_keys(call.arguments))
-            try:
-                names.update(_json_keys(json.loads(call.content)))
-            except ValueError:
-                pass
-    return {k for name in names if (k := identifier_key(name)) is not None}
+    """Every key of the session's schema vocabulary (module docstring)."""
+    docs = set(_doc_names(function_docs(transcript.session)))
+    keys, values = _json_items(transcript)
+    names = docs | (keys - values)
+    return set().union(*(_name_keys(name) for name in names))
 
 
-def induction_audit(transcript: Transcript, texts: Sequence[str]) -> dict[str, int]:
+def _name_keys(name: str) -> set[str]:
+    """Every key a name has under the key rules (module docstring)."""
+    return {k for k in (identifier_key(name), name.lower(), normal_key(name)) if k is not None}
+
+
+def induction_audit(transcript: Transcript) -> dict[str, int]:
     """Counts of induced edges and bindings, and of those resting only on schema vocabulary."""
     vocab = schema_keys(transcript)
-    found = induce(list(texts))
-    keys = [{k for k, *_ in iter_identifiers(t)} for t in texts]
-    first: dict[str, int] = {}
-    for i, ks in enumerate(keys):
-        for k in ks:
-            first.setdefault(k, i)
-    schema_edges = 0
-    for j, i in found.edges.tolist():
-        support = {k for k in keys[j] & keys[i] if first[k] == i}
-        schema_edges += bool(support) and support <= vocab
-    binds = [name for b in found.binds if b for name in b]
-    schema_binds = sum(identifier_key(name) in vocab for name in binds)
-    return {"edges": len(found.edges), "schema_edges": schema_edges, "binds": len(binds), "schema_binds": schema_binds}
+    edges: dict[tuple[int, int], frozenset[str]] = {}
+    store, pinning = IncrementalInducer(pin_referents=False), IncrementalInducer(pin_referents=True)
+    binds: list[str] = []
+    for message in transcript.messages:
+        text = message_text(message)
+        update = store.add(text, message=message)
+        edges.update((pair, keys) for pair, keys in update.support.items() if keys)
+        for pair in update.retracted.tolist():
+            edges.pop(tuple(pair), None)
+        binds += pinning.add(text, message=message).binds or ()
+    schema_edges = sum(keys <= vocab for keys in edges.values())
+    schema_binds = sum(bool(_name_keys(name) & vocab) for name in binds)
+    return {"edges": len(edges), "schema_edges": schema_edges, "binds": len(binds), "schema_binds": schema_binds}

@@ -13,12 +13,15 @@ and results are separate blocks, so pairs can break):
 Store level (``MemoryStore`` + ``dsgc_fast.messages.add_messages`` +
 ``compact_messages``: tool units kept whole, the query a live root):
 
-- ``store-default``: ``compact_messages`` with its defaults (the agent policy);
-- ``store-dsgc``: ``policy="dsgc"``, the paper's rule (the store's default before the agent
-  policy);
-- ``store-recency``: ``policy="recency"``;
-- ``store-annotated``: every message annotated (``"dsgc"``: ``id``, ``depends_on``,
-  ``binds``, ``uses``) with what ``trace_edges`` and ``induce`` return on the blocks.
+- ``store-default``: ``add_messages`` and ``compact_messages`` with their defaults (the
+  agent policy, induced edges and referents);
+- ``store-no-induction``: the same with ``add_messages(..., induce=False)``;
+- ``store-dsgc``: ``policy="dsgc"`` without induction, the paper's rule (the store's default
+  before the agent policy);
+- ``store-recency``: ``policy="recency"`` without induction;
+- ``store-annotated``: the agent policy with every message annotated by hand (``"dsgc"``:
+  ``id``, ``depends_on``, ``binds``, ``uses``) with what the batch functions ``trace_edges``
+  and ``induce`` return on the blocks (so the store induces nothing itself).
 
 When the live roots (and their referent closure) exceed the budget the engine raises
 ``ReferentEvictionError``; the point then keeps the query alone and counts as *over budget*.
@@ -95,9 +98,11 @@ def _block_ids(n: int) -> list[str]:
     return [f"m{i}" for i in range(n)]
 
 
-def _compact(point: Point, emb: Embeddings, budget: int, messages: list[dict[str, Any]], **options: Any) -> Selection:
+def _compact(
+    point: Point, emb: Embeddings, budget: int, messages: list[dict[str, Any]], *, induce: bool = True, **options: Any
+) -> Selection:
     with MemoryStore(encoder=emb.encoder, tokenizer="whitespace") as store:
-        ids = add_messages(store, messages)
+        ids = add_messages(store, messages, induce=induce)
         index = {block_id: i for i, block_id in enumerate(ids)}
         try:
             compact_messages(store, budget, **options)
@@ -117,12 +122,16 @@ def store_default(point: Point, emb: Embeddings, budget: int) -> Selection:
     return _compact(point, emb, budget, [dict(m) for m in point.messages])
 
 
+def store_no_induction(point: Point, emb: Embeddings, budget: int) -> Selection:
+    return _compact(point, emb, budget, [dict(m) for m in point.messages], induce=False)
+
+
 def store_dsgc(point: Point, emb: Embeddings, budget: int) -> Selection:
-    return _compact(point, emb, budget, [dict(m) for m in point.messages], policy="dsgc")
+    return _compact(point, emb, budget, [dict(m) for m in point.messages], induce=False, policy="dsgc")
 
 
 def store_recency(point: Point, emb: Embeddings, budget: int) -> Selection:
-    return _compact(point, emb, budget, [dict(m) for m in point.messages], policy="recency")
+    return _compact(point, emb, budget, [dict(m) for m in point.messages], induce=False, policy="recency")
 
 
 def annotations(point: Point) -> list[dict[str, Any]]:
@@ -177,5 +186,6 @@ def baselines() -> dict[str, Policy]:
         "store-recency": store_recency,
         "store-dsgc": store_dsgc,
         "store-default": store_default,
+        "store-no-induction": store_no_induction,
         "store-annotated": AnnotatedStore(),
     }

@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsgc_fast.messages import message_text
-
 from .. import longrange, session_plots
 from ..markdown import checks_table, image, table
 from ..suite import RunConfig, Section, read_json, write_json
@@ -53,16 +51,24 @@ ORACLE = "oracle-units"
 RECENCY = "store-recency"
 TODAY = "store-dsgc"
 DEFAULT = "store-default"
+PLAIN = "store-no-induction"
 #: the long-range variants the candidates also run on, by table name
 LONGRANGE: dict[str, bool] = {"longrange-plain": False, "longrange-tool-heavy": True}
 #: sessions of padding before each padded point
 PADDING = 2
 #: the policies and candidates also run on the padded points
 PADDED: tuple[str, ...] = (
-    RECENCY, DEFAULT, ORACLE, PREVIOUS_NAME, RECOMMENDED_NAME,
-    "(Z) (P) off when the best history match has z >= 3", "(O) (P) + outliers z >= 3 lifted like the newest unit",
-    "(O) (R) + outliers z >= 3 lifted like the newest unit", "(Q) (P) carrying 16 median relevances",
-    "(M) (P) carrying 5/n", "(M) (P) carrying 12/n",
+    RECENCY,
+    DEFAULT,
+    ORACLE,
+    PREVIOUS_NAME,
+    RECOMMENDED_NAME,
+    "(Z) (P) off when the best history match has z >= 3",
+    "(O) (P) + outliers z >= 3 lifted like the newest unit",
+    "(O) (R) + outliers z >= 3 lifted like the newest unit",
+    "(Q) (P) carrying 16 median relevances",
+    "(M) (P) carrying 5/n",
+    "(M) (P) carrying 12/n",
 )
 
 #: what each policy is, as the tables say it
@@ -71,10 +77,11 @@ LABELS: dict[str, str] = {
     "recency-first-fit": "message level, newest first, first fit",
     "similarity": "message level, similarity only",
     "dsgc": "message level, paper DSGC with `trace_edges`",
-    RECENCY: "store, `policy=\"recency\"` (the gap's low end)",
-    TODAY: "store, `policy=\"dsgc\"` (**today**: the old default)",
-    DEFAULT: "store default: **the agent policy** (new)",
-    "store-annotated": "store default + `trace_edges`/`induce` annotations",
+    RECENCY: 'store, `policy="recency"` (the gap\'s low end)',
+    TODAY: 'store, `policy="dsgc"` (**today**: the old default)',
+    DEFAULT: "store default: **the agent policy**, induced edges (new)",
+    PLAIN: "the agent policy without induction (`add_messages(..., induce=False)`)",
+    "store-annotated": "the agent policy + hand annotations from the batch `trace_edges`/`induce`",
     ORACLE: "best choice of whole tool units (the gap's high end)",
 }
 
@@ -106,12 +113,22 @@ def _key(fraction: float) -> str:
 
 
 def _point_row(point: Point, fractions: Sequence[float]) -> dict[str, Any]:
-    return {"session": point.session, "split": point.split, "turn": point.turn, "needed": len(point.needed),
-            "budgets": [point.budget(f) for f in fractions]}
+    return {
+        "session": point.session,
+        "split": point.split,
+        "turn": point.turn,
+        "needed": len(point.needed),
+        "budgets": [point.budget(f) for f in fractions],
+    }
 
 
-def score_cell(policy: Policy, points: Sequence[Point], emb: Embeddings, fraction: float,
-               seen: Callable[[Point, Selection], None] | None = None) -> dict[str, list[int]]:
+def score_cell(
+    policy: Policy,
+    points: Sequence[Point],
+    emb: Embeddings,
+    fraction: float,
+    seen: Callable[[Point, Selection], None] | None = None,
+) -> dict[str, list[int]]:
     """Per-point columns of the scores of ``policy`` at ``fraction`` (``seen`` gets every selection)."""
     cols: dict[str, list[int]] = {"kept": [], "broken": [], "used": [], "over_budget": []}
     for p in points:
@@ -140,12 +157,17 @@ def encoder_free_facts(transcripts: Sequence[Transcript], points: Sequence[Point
         ps = [p for p in points if p.split == split]
         trs = [t for t in transcripts if t.session.split == split]
         held, needed = previous_turn_share(ps)
-        ident, n = identifier_share(trs, ps)
+        ident, named, n = identifier_share(trs, ps)
         audit = {"edges": 0, "schema_edges": 0, "binds": 0, "schema_binds": 0}
         for tr in trs:
-            for key, value in induction_audit(tr, [message_text(m) for m in tr.messages]).items():
+            for key, value in induction_audit(tr).items():
                 audit[key] += value
-        out[split] = {"previous_turn": [held, needed], "identifiers": [ident, n], "induction_audit": audit}
+        out[split] = {
+            "previous_turn": [held, needed],
+            "identifiers": [ident, n],
+            "json_values": [named, n],
+            "induction_audit": audit,
+        }
     return out
 
 
@@ -174,7 +196,9 @@ class BfclSuite:
         rules = policies()
         for name in config.encoders:
             encoder = config.encodings[name]
-            encoder.prepare(t for p in (*plan.points, *(q for ps in plan.longrange.values() for q in ps)) for t in p.texts)
+            encoder.prepare(
+                t for p in (*plan.points, *(q for ps in plan.longrange.values() for q in ps)) for t in p.texts
+            )
             emb = Embeddings(encoder)
             for fraction in self.fractions:
                 for policy, rule in rules.items():
@@ -182,11 +206,15 @@ class BfclSuite:
                     cols = score_cell(rule, plan.points, emb, fraction, tally)
                     cells.append({"encoder": name, "fraction": fraction, "table": "policies", "policy": policy, **cols})
                     if tally is not None:
-                        lost += [{"encoder": name, "fraction": fraction, "split": k, "call_kept": v[0], "lost": v[1]}
-                                 for k, v in tally.by_split.items()]
+                        lost += [
+                            {"encoder": name, "fraction": fraction, "split": k, "call_kept": v[0], "lost": v[1]}
+                            for k, v in tally.by_split.items()
+                        ]
                 for policy, rule in CANDIDATES.items():
                     cols = score_cell(rule, plan.points, emb, fraction)
-                    cells.append({"encoder": name, "fraction": fraction, "table": "candidates", "policy": policy, **cols})
+                    cells.append(
+                        {"encoder": name, "fraction": fraction, "table": "candidates", "policy": policy, **cols}
+                    )
                 for policy in PADDED:
                     cols = score_cell(rules.get(policy) or CANDIDATES[policy], plan.padded, emb, fraction)
                     cells.append({"encoder": name, "fraction": fraction, "table": "padded", "policy": policy, **cols})
@@ -194,7 +222,9 @@ class BfclSuite:
                 for fraction in self.longrange_fractions:
                     for policy, rule in CANDIDATES.items():
                         cols = score_cell(rule, points, emb, fraction)
-                        cells.append({"encoder": name, "fraction": fraction, "table": variant, "policy": policy, **cols})
+                        cells.append(
+                            {"encoder": name, "fraction": fraction, "table": variant, "policy": policy, **cols}
+                        )
         return {
             "suite": self.name,
             "bfcl_eval": bfcl_version(),
@@ -205,11 +235,16 @@ class BfclSuite:
             "encoders": list(config.encoders),
             "fractions": list(self.fractions),
             "longrange_fractions": list(self.longrange_fractions),
-            "check": {"calls": plan.check.calls, "mismatches": [list(m) for m in plan.check.mismatches],
-                      "identical_text": plan.check.identical_text},
+            "check": {
+                "calls": plan.check.calls,
+                "mismatches": [list(m) for m in plan.check.mismatches],
+                "identical_text": plan.check.identical_text,
+            },
             "points": [_point_row(p, self.fractions) for p in plan.points],
             "padded_points": [_point_row(p, self.fractions) for p in plan.padded],
-            "longrange_points": {t: [_point_row(p, self.longrange_fractions) for p in ps] for t, ps in plan.longrange.items()},
+            "longrange_points": {
+                t: [_point_row(p, self.longrange_fractions) for p in ps] for t, ps in plan.longrange.items()
+            },
             "facts": encoder_free_facts(plan.transcripts, plan.points),
             "lost_with_call_kept": lost,
             "cells": cells,
@@ -220,7 +255,8 @@ class BfclSuite:
         for cell in raw["cells"]:
             far = cell["table"] in LONGRANGE
             rows, fractions = (
-                (raw["longrange_points"][cell["table"]], raw["longrange_fractions"]) if far
+                (raw["longrange_points"][cell["table"]], raw["longrange_fractions"])
+                if far
                 else (raw["padded_points" if cell["table"] == "padded" else "points"], raw["fractions"])
             )
             scores = scores_of(rows, cell, fractions.index(cell["fraction"]))
@@ -233,8 +269,20 @@ class BfclSuite:
                 for figures in cell.values():
                     for split, f in figures.items():
                         f["gap_closed"] = gap_closed(f["recall"], low[split]["recall"], high[split]["recall"])
-        meta = {k: raw[k] for k in ("suite", "bfcl_eval", "splits", "sessions", "parallel_calls", "seeds", "encoders",
-                                     "fractions", "longrange_fractions")}
+        meta = {
+            k: raw[k]
+            for k in (
+                "suite",
+                "bfcl_eval",
+                "splits",
+                "sessions",
+                "parallel_calls",
+                "seeds",
+                "encoders",
+                "fractions",
+                "longrange_fractions",
+            )
+        }
         summary = {
             **meta,
             "points": len(raw["points"]),
@@ -277,12 +325,13 @@ class _LostTally:
 
 
 def same_as_prototype(raw: dict[str, Any]) -> dict[str, int]:
-    """Points (over encoders and fractions) where the store default and prototype (R) keep
-    the same number of needed values and the same tokens, and all points compared."""
+    """Points (over encoders and fractions) where the agent policy without induction and
+    prototype (R) keep the same number of needed values and the same tokens, and all points
+    compared."""
     cells = {(c["encoder"], c["fraction"], c["table"], c["policy"]): c for c in raw["cells"]}
     same = total = 0
     for (enc, fraction, kind, policy), cell in cells.items():
-        if kind == "policies" and policy == DEFAULT:
+        if kind == "policies" and policy == PLAIN:
             proto = cells[(enc, fraction, "candidates", RECOMMENDED_NAME)]
             pairs = list(zip(cell["kept"], cell["used"], proto["kept"], proto["used"]))
             same += sum(a == c and b == d for a, b, c, d in pairs)
@@ -297,36 +346,59 @@ def _pooled(summary: dict[str, Any], enc: str, fraction: str, policy: str) -> di
 def checks(s: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims of the suite: the replay is BFCL's, and the targets of the agent policy."""
     fractions = [_key(f) for f in s["fractions"]]
-    out = [{
-        "claim": "every replayed tool result equals BFCL's own executor",
-        "measured": f"{s['check']['calls']} calls, {s['check']['mismatches']} mismatches",
-        "passed": s["check"]["mismatches"] == 0,
-    }]
+    out = [
+        {
+            "claim": "every replayed tool result equals BFCL's own executor",
+            "measured": f"{s['check']['calls']} calls, {s['check']['mismatches']} mismatches",
+            "passed": s["check"]["mismatches"] == 0,
+        }
+    ]
     for enc in s["encoders"]:
         gaps = [_pooled(s, enc, f, DEFAULT)["gap_closed"] for f in fractions]
-        out.append({
-            "claim": f"store default closes >= 1/2 of the gap store-recency -> unit oracle, pooled ({enc})",
-            "measured": "; ".join(f"{float(f):.0%}: {g:.2f}" for f, g in zip(fractions, gaps)),
-            "passed": all(g >= 0.5 for g in gaps),
-        })
+        out.append(
+            {
+                "claim": f"store default closes >= 1/2 of the gap store-recency -> unit oracle, pooled ({enc})",
+                "measured": "; ".join(f"{float(f):.0%}: {g:.2f}" for f, g in zip(fractions, gaps)),
+                "passed": all(g >= 0.5 for g in gaps),
+            }
+        )
         margins = [
-            (f, split, s["policies"][enc][f][DEFAULT][split]["recall"] - s["policies"][enc][f][RECENCY][split]["recall"])
-            for f in fractions for split in s["splits"]
+            (
+                f,
+                split,
+                s["policies"][enc][f][DEFAULT][split]["recall"] - s["policies"][enc][f][RECENCY][split]["recall"],
+            )
+            for f in fractions
+            for split in s["splits"]
         ]
         worst = min(margins, key=lambda m: m[2])
-        out.append({
-            "claim": f"store default >= store-recency on each split and budget ({enc})",
-            "measured": f"smallest margin {worst[2]:+.3f} ({worst[1]}, {float(worst[0]):.0%})",
-            "passed": worst[2] >= 0,
-        })
+        out.append(
+            {
+                "claim": f"store default >= store-recency on each split and budget ({enc})",
+                "measured": f"smallest margin {worst[2]:+.3f} ({worst[1]}, {float(worst[0]):.0%})",
+                "passed": worst[2] >= 0,
+            }
+        )
+        gains = [(f, _pooled(s, enc, f, DEFAULT)["recall"] - _pooled(s, enc, f, PLAIN)["recall"]) for f in fractions]
+        out.append(
+            {
+                "claim": f"induction helps: store default >= the agent policy without induction, pooled ({enc})",
+                "measured": "; ".join(f"{float(f):.0%}: {g:+.3f}" for f, g in gains),
+                "passed": all(g >= 0 for _, g in gains),
+            }
+        )
     broken = sum(_pooled(s, enc, f, DEFAULT)["broken"] for enc in s["encoders"] for f in fractions)
-    out.append({"claim": "store default breaks no tool pair", "measured": f"{broken} broken pairs", "passed": broken == 0})
+    out.append(
+        {"claim": "store default breaks no tool pair", "measured": f"{broken} broken pairs", "passed": broken == 0}
+    )
     same = s["same_as_prototype"]
-    out.append({
-        "claim": "the engine's agent policy keeps what prototype (R) keeps",
-        "measured": f"{same['same']}/{same['points']} points alike (needed values and tokens kept)",
-        "passed": same["same"] == same["points"],
-    })
+    out.append(
+        {
+            "claim": "the engine's agent policy (without induction) keeps what prototype (R) keeps",
+            "measured": f"{same['same']}/{same['points']} points alike (needed values and tokens kept)",
+            "passed": same["same"] == same["points"],
+        }
+    )
     return out
 
 
@@ -365,15 +437,22 @@ def headline(s: dict[str, Any]) -> str:
     """One sentence per encoder: the new default beside today's, recency and the oracle."""
     parts = []
     for enc in s["encoders"]:
-        cells = [(f, {p: _pooled(s, enc, _key(f), p) for p in (DEFAULT, TODAY, RECENCY, ORACLE)}) for f in s["fractions"]]
+        cells = [
+            (f, {p: _pooled(s, enc, _key(f), p) for p in (DEFAULT, TODAY, RECENCY, ORACLE)}) for f in s["fractions"]
+        ]
         parts.append(
             f"{enc}: the agent policy keeps "
             + " / ".join(_fmt(c[DEFAULT]["recall"]) for _, c in cells)
-            + " of the needed values (" + " / ".join(f"{f:.0%}" for f, _ in cells) + "), today's default "
+            + " of the needed values ("
+            + " / ".join(f"{f:.0%}" for f, _ in cells)
+            + "), today's default "
             + " / ".join(_fmt(c[TODAY]["recall"]) for _, c in cells)
-            + ", recency " + " / ".join(_fmt(c[RECENCY]["recall"]) for _, c in cells)
-            + ", the unit oracle " + " / ".join(_fmt(c[ORACLE]["recall"]) for _, c in cells)
-            + ": gap closed " + " / ".join(f"{c[DEFAULT]['gap_closed']:.2f}" for _, c in cells)
+            + ", recency "
+            + " / ".join(_fmt(c[RECENCY]["recall"]) for _, c in cells)
+            + ", the unit oracle "
+            + " / ".join(_fmt(c[ORACLE]["recall"]) for _, c in cells)
+            + ": gap closed "
+            + " / ".join(f"{c[DEFAULT]['gap_closed']:.2f}" for _, c in cells)
         )
     return "**Result.** " + "; ".join(parts) + "."
 
@@ -390,25 +469,59 @@ def policy_parts(s: dict[str, Any], out: Path) -> list[str]:
             for policy, label in LABELS.items():
                 by = cell[policy]
                 p = by["pooled"]
-                rows.append((f"`{policy}`", label, *(_fmt(by[x]["recall"]) for x in splits), _fmt(p["all_kept"]),
-                             p["broken"], _fmt(p["used_share"]), p["over_budget"],
-                             " / ".join(_fmt(by[x]["gap_closed"]) for x in splits)))
+                rows.append(
+                    (
+                        f"`{policy}`",
+                        label,
+                        *(_fmt(by[x]["recall"]) for x in splits),
+                        _fmt(p["all_kept"]),
+                        p["broken"],
+                        _fmt(p["used_share"]),
+                        p["over_budget"],
+                        " / ".join(_fmt(by[x]["gap_closed"]) for x in splits),
+                    )
+                )
             parts.append(f"### {enc} encoder, budget {f:.0%} of the history")
-            parts.append(table(["policy", "what", *(f"{x} recall" for x in splits), "all kept", "broken", "used / budget",
-                                "over budget", "gap closed (" + " / ".join(splits) + ")"], rows))
+            parts.append(
+                table(
+                    [
+                        "policy",
+                        "what",
+                        *(f"{x} recall" for x in splits),
+                        "all kept",
+                        "broken",
+                        "used / budget",
+                        "over budget",
+                        "gap closed (" + " / ".join(splits) + ")",
+                    ],
+                    rows,
+                )
+            )
     recall = {
         f"{enc}, {f:.0%}": {p: {x: s["policies"][enc][_key(f)][p][x]["recall"] for x in splits} for p in LABELS}
-        for enc in s["encoders"] for f in s["fractions"]
+        for enc in s["encoders"]
+        for f in s["fractions"]
     }
     gap = {
         f"{enc}, {f:.0%}": {p: {x: s["policies"][enc][_key(f)][p][x]["gap_closed"] for x in splits} for p in LABELS}
-        for enc in s["encoders"] for f in s["fractions"]
+        for enc in s["encoders"]
+        for f in s["fractions"]
     }
     plots = out / "plots"
-    parts.append(image(out, session_plots.grouped_bars(recall, splits, plots / "bfcl-recall.png",
-                                                        ylabel="needed-value recall"), "BFCL recall"))
-    parts.append(image(out, session_plots.grouped_bars(gap, splits, plots / "bfcl-gap.png", ylabel="gap closed",
-                                                        ylim=(-1.5, 2.5)), "BFCL gap closed"))
+    parts.append(
+        image(
+            out,
+            session_plots.grouped_bars(recall, splits, plots / "bfcl-recall.png", ylabel="needed-value recall"),
+            "BFCL recall",
+        )
+    )
+    parts.append(
+        image(
+            out,
+            session_plots.grouped_bars(gap, splits, plots / "bfcl-gap.png", ylabel="gap closed", ylim=(-1.5, 2.5)),
+            "BFCL gap closed",
+        )
+    )
     parts.append(checks_table(s["checks"]))
     parts.append("Trace facts (what the policy design rests on):")
     lines = []
@@ -416,13 +529,15 @@ def policy_parts(s: dict[str, Any], out: Path) -> list[str]:
         audit = f["induction_audit"]
         lost = "; ".join(
             f"{r['encoder']} {r['fraction']:.0%} {_share([r['call_kept'], r['lost']])}"
-            for r in s["lost_with_call_kept"] if r["split"] == split
+            for r in s["lost_with_call_kept"]
+            if r["split"] == split
         )
         lines.append(
             f"- {split}: needed values held by the turn just before the query {_share(f['previous_turn'])}; "
-            f"identifiers (today's induction rules) among them {_share(f['identifiers'])}; of the result-held "
-            f"values the message-level `dsgc` loses, share whose call it kept: {lost}; induced edges resting on "
-            f"schema vocabulary only {_share([audit['schema_edges'], audit['edges']])}, bindings "
+            f"identifiers by the prose rules among them {_share(f['identifiers'])}, values by the JSON value rules "
+            f"{_share(f['json_values'])}; of the result-held values the message-level `dsgc` loses, share whose "
+            f"call it kept: {lost}; induced edges (the store's induction) resting on schema vocabulary only "
+            f"{_share([audit['schema_edges'], audit['edges']])}, bindings (`induce_messages` with pinned referents) "
             f"{_share([audit['schema_binds'], audit['binds']])}."
         )
     parts.append("\n".join(lines))
@@ -455,13 +570,22 @@ def candidate_parts(s: dict[str, Any]) -> list[str]:
         "values; `dsgc_bench/bfcl/padded.py`). Gap closed is against the store-recency and unit-oracle rows of the "
         "policies table; on the padded points store-recency and the unit oracle keep "
         + "; ".join(
-            f"{enc} " + " / ".join(
+            f"{enc} "
+            + " / ".join(
                 f"{_fmt(s['padded'][enc][f][RECENCY]['pooled']['recall'])} and "
-                f"{_fmt(s['padded'][enc][f][ORACLE]['pooled']['recall'])}" for f in fractions)
-            for enc in s["encoders"])
-        + " (" + " / ".join(f"{float(f):.0%}" for f in fractions) + "), the store default "
-        + "; ".join(f"{enc} " + " / ".join(_fmt(s["padded"][enc][f][DEFAULT]["pooled"]["recall"]) for f in fractions)
-                    for enc in s["encoders"]) + ".",
+                f"{_fmt(s['padded'][enc][f][ORACLE]['pooled']['recall'])}"
+                for f in fractions
+            )
+            for enc in s["encoders"]
+        )
+        + " ("
+        + " / ".join(f"{float(f):.0%}" for f in fractions)
+        + "), the store default "
+        + "; ".join(
+            f"{enc} " + " / ".join(_fmt(s["padded"][enc][f][DEFAULT]["pooled"]["recall"]) for f in fractions)
+            for enc in s["encoders"]
+        )
+        + ".",
     ]
     for enc in s["encoders"]:
         rows = []
@@ -471,12 +595,19 @@ def candidate_parts(s: dict[str, Any]) -> list[str]:
                 by = s["candidates"][enc][f][cand]
                 base = s["policies"][enc][f]
                 row += [_fmt(by[x]["recall"]) for x in (*s["splits"], "pooled")]
-                row.append(_fmt(gap_closed(by["pooled"]["recall"], base[RECENCY]["pooled"]["recall"],
-                                           base[ORACLE]["pooled"]["recall"])))
+                row.append(
+                    _fmt(
+                        gap_closed(
+                            by["pooled"]["recall"], base[RECENCY]["pooled"]["recall"], base[ORACLE]["pooled"]["recall"]
+                        )
+                    )
+                )
             for variant in LONGRANGE:
                 row += [_fmt(s[variant][enc][f][cand]["recall"]) for f in far]
             padded_cells = s["padded"][enc]
-            row += [_fmt(padded_cells[f][cand]["pooled"]["recall"]) if cand in padded_cells[f] else "—" for f in fractions]
+            row += [
+                _fmt(padded_cells[f][cand]["pooled"]["recall"]) if cand in padded_cells[f] else "—" for f in fractions
+            ]
             rows.append(row)
         header = ["candidate"]
         for f in fractions:

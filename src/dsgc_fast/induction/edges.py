@@ -19,20 +19,23 @@ Rule (the same in ``induce_edges`` and ``IncrementalInducer``):
 
 Cost: one ``CountVectorizer`` pass (a regular expression that fires only on identifier
 candidates), a sparse column merge of surface forms into keys, one lexsort of the nonzeros
-and a unique over pair codes: O(nnz log nnz), no loop over block pairs.
+and a unique over pair codes: O(nnz log nnz), no loop over block pairs.  scikit-learn and
+SciPy (the ``induce`` extra) are imported when ``induce_edges`` first runs: the rest of the
+package (``IncrementalInducer``, the store's induction) needs only NumPy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
 
 from . import _checks
 from .tokens import CANDIDATE_PATTERN, identifier_key
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 #: default cap on the number of dependents one key may give its introducer
 MAX_FANOUT = 8
@@ -45,6 +48,9 @@ def mention_matrix(texts: Sequence[str]) -> tuple[sp.csr_matrix, list[str]]:
     merges the surfaces of one key (``Bundle_North_17``, ``bundle_north_17``) into a column
     and drops candidates that are not identifiers.
     """
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import CountVectorizer
+
     vectorizer = CountVectorizer(token_pattern=CANDIDATE_PATTERN, lowercase=False, binary=True, dtype=np.int32)
     try:
         counts = vectorizer.fit_transform(texts)
@@ -56,11 +62,9 @@ def mention_matrix(texts: Sequence[str]) -> tuple[sp.csr_matrix, list[str]]:
     surface_keys = [identifier_key(str(s)) for s in surfaces]
     keys = sorted({k for k in surface_keys if k is not None})
     column = {k: c for c, k in enumerate(keys)}
-    rows = [s for s, k in enumerate(surface_keys) if k is not None]
-    cols = [column[surface_keys[s]] for s in rows]
-    merge = sp.csr_matrix(
-        (np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(len(surfaces), len(keys))
-    )
+    pairs = [(s, column[k]) for s, k in enumerate(surface_keys) if k is not None]
+    rows, cols = [s for s, _ in pairs], [c for _, c in pairs]
+    merge = sp.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(len(surfaces), len(keys)))
     matrix = (counts @ merge).tocsr()
     matrix.data[:] = 1
     return matrix, keys

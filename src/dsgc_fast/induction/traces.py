@@ -6,58 +6,33 @@ Each message is one block (index = position in the list).  Messages are dicts wi
 ``tool_calls`` (``[{"id", "function": {"name", "arguments"}}]``; legacy ``function_call``)
 and, on tool results, ``tool_call_id`` (legacy: ``name``).
 
-Edges (``(dependent, prerequisite)``, both rules causal):
+Edges (``(dependent, prerequisite)``, all causal):
 
 1. **Result -> call.**  A tool result depends on the assistant message that issued its call
    (matched by ``tool_call_id``; a legacy ``function`` result by name, latest call first).
 2. **Step -> result.**  An assistant message depends on an earlier tool result when its text
-   or its call arguments repeat a value the result contains: an identifier (``tokens``
-   rules, e.g. an account id returned by a lookup and passed to an action), or in the call
-   arguments a number of at least four digits (an amount read from a balance).  Only the
-   most recent earlier result holding the value is linked, so a value echoed by many
-   results does not fan out.
+   or its call arguments repeat a value the result holds (``mentions``: an identifier of
+   its prose, a value of its JSON by the ``json_values`` rules such as an order id returned
+   by a lookup and passed to an action, or a word of its prose naming an earlier JSON
+   value).  JSON keys, parameter and function names never count.
+3. **Step -> user message.**  Likewise an assistant message depends on an earlier user
+   message holding a value it repeats (``cd({"folder": "temp"})`` after "move it to the
+   temp folder", ``get_stock_info({"symbol": "AAPL"})`` after "what does AAPL trade at?").
+
+For rules 2 and 3 only the most recent earlier result (user message) holding each value is
+linked, so a value echoed by many blocks does not fan out.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .tokens import identifier_keys
+from .mentions import BlockMentions, MentionReader, Parts, content_text, parts, tool_calls
 
-#: numbers that count as values: at least four digits, not part of an identifier or date
-_NUMBER_RE = re.compile(r"(?<![\w.\-/])\d{4,}(?:\.\d+)?(?![\w\-/]|\.\d)")
-
-
-def _content_text(content: Any, where: str) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        parts = []
-        for part in content:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "\n".join(parts)
-    raise TypeError(f"{where}['content'] must be a string, None or a list of parts, got {type(content).__name__}")
-
-
-def _calls(message: Mapping[str, Any], where: str) -> list[tuple[str | None, str, str]]:
-    """``(call id, function name, arguments string)`` for each call the message makes."""
-    calls = []
-    for k, call in enumerate(message.get("tool_calls") or ()):
-        fn = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(fn, Mapping):
-            raise ValueError(f"{where}['tool_calls'][{k}] needs a 'function' mapping")
-        calls.append((call.get("id"), str(fn.get("name", "")), str(fn.get("arguments") or "")))
-    legacy = message.get("function_call")
-    if isinstance(legacy, Mapping):
-        calls.append((None, str(legacy.get("name", "")), str(legacy.get("arguments") or "")))
-    return calls
+Pair = tuple[int, int]
 
 
 def _message(messages: Sequence[Any], i: int) -> Mapping[str, Any]:
@@ -69,8 +44,8 @@ def _message(messages: Sequence[Any], i: int) -> Mapping[str, Any]:
 
 def message_text(message: Mapping[str, Any]) -> str:
     """A message's text as a memory block: its content, then each call as ``name(arguments)``."""
-    text = _content_text(message.get("content"), "message")
-    calls = [f"{name}({arguments})" for _, name, arguments in _calls(message, "message")]
+    text = content_text(message.get("content"), "message")
+    calls = [f"{c.name}({c.arguments})" for c in tool_calls(message, "message")]
     return "\n".join(x for x in [text, *calls] if x)
 
 
@@ -79,37 +54,54 @@ def message_texts(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     return [message_text(_message(messages, i)) for i in range(len(messages))]
 
 
+class TraceTracker:
+    """The module's rules one block at a time (blocks in order; plain blocks link nothing)."""
+
+    def __init__(self) -> None:
+        self._caller_of_id: dict[str, int] = {}
+        self._caller_of_name: dict[str, int] = {}
+        self._tool_of_id: dict[str, str] = {}
+        self._latest: dict[str, dict[str, int]] = {"result": {}, "user": {}}  # value -> newest holder
+
+    def tool_of(self, block: Parts) -> str | None:
+        """The function name of the call a tool result answers (None if unknown or not a result)."""
+        if block.role == "tool":
+            return self._tool_of_id.get(block.tool_call_id or "")
+        return block.function if block.role == "function" else None
+
+    def observe(self, index: int, block: Parts, found: BlockMentions) -> list[tuple[Pair, str | None]]:
+        """The edges block ``index`` brings (rules 1-3), each with the value key it rests on
+        (None for result -> call); ``found`` is what ``MentionReader`` read in the block."""
+        if block.is_result:
+            if block.role == "tool":
+                caller = self._caller_of_id.get(block.tool_call_id or "")
+            else:
+                caller = self._caller_of_name.get(block.function or "")
+            self._latest["result"].update(dict.fromkeys(found.holds, index))
+            return [] if caller is None else [((index, caller), None)]
+        if block.role == "user":
+            self._latest["user"].update(dict.fromkeys(found.holds, index))
+            return []
+        if block.role != "assistant":
+            return []
+        pairs: list[tuple[Pair, str | None]] = [
+            ((index, held[k]), k) for held in self._latest.values() for k in sorted(found.keys()) if k in held
+        ]
+        for call in block.calls:
+            if call.id is not None:
+                self._caller_of_id[call.id] = index
+                self._tool_of_id[call.id] = call.name
+            self._caller_of_name[call.name] = index
+        return pairs
+
+
 def trace_edges(messages: Sequence[Mapping[str, Any]]) -> np.ndarray:
     """Tool-trace edges (module rules), (E, 2) int64 ``(dependent, prerequisite)``, sorted."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise TypeError(f"messages must be a sequence of message mappings, got {type(messages).__name__}")
-    pairs: set[tuple[int, int]] = set()
-    caller_of_id: dict[str, int] = {}
-    caller_of_name: dict[str, int] = {}
-    latest_result: dict[str, int] = {}  # value -> most recent tool result holding it
+    reader, tracker = MentionReader(), TraceTracker()
+    out: set[Pair] = set()
     for i in range(len(messages)):
-        message = _message(messages, i)
-        where = f"messages[{i}]"
-        role = message["role"]
-        text = _content_text(message.get("content"), where)
-        if role in ("tool", "function"):
-            if role == "tool":
-                caller = caller_of_id.get(message.get("tool_call_id"))
-            else:
-                caller = caller_of_name.get(str(message.get("name", "")))
-            if caller is not None:
-                pairs.add((i, caller))
-            for value in identifier_keys(text) | {f"#{x}" for x in _NUMBER_RE.findall(text)}:
-                latest_result[value] = i
-            continue
-        if role != "assistant":
-            continue
-        calls = _calls(message, where)
-        arguments = " ".join(a for _, _, a in calls)
-        values = identifier_keys(f"{text}\n{arguments}") | {f"#{x}" for x in _NUMBER_RE.findall(arguments)}
-        pairs.update((i, latest_result[v]) for v in values if v in latest_result)
-        for call_id, name, _ in calls:
-            if call_id is not None:
-                caller_of_id[call_id] = i
-            caller_of_name[name] = i
-    return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+        block = parts("", _message(messages, i), f"messages[{i}]")
+        out.update(pair for pair, _ in tracker.observe(i, block, reader.read(block, tracker.tool_of(block))))
+    return np.array(sorted(out), dtype=np.int64).reshape(-1, 2)
