@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import numpy as np
@@ -470,7 +470,7 @@ def add_records(
         except (TypeError, ValueError) as exc:
             raise SessionError(str(exc), unembedded[0][0]) from None
         for (_, kwargs), row in zip(unembedded, rows):
-            kwargs["embedding"] = row
+            kwargs["encoded"] = row
     return store._add_all([kwargs for _, kwargs in plans], lambda k, exc: SessionError(str(exc), plans[k][0]))
 
 
@@ -669,23 +669,23 @@ def compact_messages(
 # -- blocks -> messages -------------------------------------------------------------------
 def to_messages(store: MemoryStore) -> list[dict[str, Any]]:
     """The active blocks as a valid chat message list, oldest first (``chat_messages``)."""
-    return chat_messages(store._shared_blocks(), copy=copied_json)
+    return copied_json(chat_messages(store._shared_blocks()))
 
 
-def chat_messages(blocks: Iterable[Block], *, copy: Callable[[Any], Any] | None = None) -> list[dict[str, Any]]:
+def chat_messages(blocks: Iterable[Block]) -> list[dict[str, Any]]:
     """Blocks (oldest first) as a valid chat message list.
 
-    Message blocks give back their message (without the annotation; through ``copy`` if
-    given); a binding table becomes a system message right after the leading system
-    messages; any other block becomes a system message at its position.  Raises
-    ``ValueError`` if the result would hold an orphan tool message (which compaction never
-    produces).
+    Message blocks give back their message (without the annotation), the block's own dict:
+    a caller that hands the list on copies it (``archive.copied_json``); a binding table
+    becomes a system message right after the leading system messages; any other block
+    becomes a system message at its position.  Raises ``ValueError`` if the result would
+    hold an orphan tool message (which compaction never produces).
     """
     out: list[dict[str, Any]] = []
     tables = []
     for block in blocks:
         if "message" in block.meta:
-            out.append(block.meta["message"] if copy is None else copy(block.meta["message"]))
+            out.append(block.meta["message"])
         elif block.meta.get("kind") == BINDING_TABLE_KIND:
             tables.append({"role": "system", "content": block.text})
         else:

@@ -229,7 +229,6 @@ class MemoryStore:
         self._active = _Growable(np.bool_)
         self._deleted = _Growable(np.bool_)
         self._pinned = _Growable(np.bool_)
-        self._from_text = _Growable(np.bool_)  # the embedding is the store's encoder's row of the block's text
         self._slot_array: np.ndarray | None = None  # the active slots, ascending (None: read them off _active)
         self._appended: list[int] = []  # active slots appended since _slot_array was set
         self._prerequisites = _Growable(np.int64)  # with _edge_ptr: CSR of slot -> the slots it depends on
@@ -258,7 +257,6 @@ class MemoryStore:
         *,
         active: bool,
         deleted: bool = False,
-        from_text: bool = False,
     ) -> None:
         if embedding is None:
             raise ValueError(f"block {block.id!r} has no embedding")
@@ -266,7 +264,6 @@ class MemoryStore:
         if self._emb is None:
             self._emb = _Growable(np.float64, embedding.shape[0])
         self._emb.append(embedding)
-        self._from_text.append(from_text)
         self._cost.append(block.cost)
         self._active.append(active)
         self._deleted.append(deleted)
@@ -399,27 +396,30 @@ class MemoryStore:
     def _prepared(
         self, text: str, *, id: str | None = None, depends_on: Iterable[str] = (), binds: Mapping[str, str] | None = None,
         uses: Iterable[str] = (), embedding: Any = None, cost: int | None = None, pinned: bool = False,
-        meta: Mapping[str, Any] | None = None, induce: bool = False,
+        meta: Mapping[str, Any] | None = None, induce: bool = False, encoded: np.ndarray | None = None,
     ) -> tuple[Block, np.ndarray, list[int]]:  # fmt: skip
         """The block ``add`` appends next (every argument checked), its embedding, and the archived slots it brings back.
 
-        With ``induce`` the store's inducer reads the block last, once nothing can refuse it
-        before it is written, and the block is marked as induced.
+        ``encoded``: the row ``_encode`` gave for ``text`` (checked there), used instead of
+        ``embedding``.  With ``induce`` the store's inducer reads the block last, once
+        nothing can refuse it before it is written, and the block is marked as induced.
         """
+        induce = _check_flag("induce", induce)
         block = checked_block(
             text, seq=len(self._ids), id=id, depends_on=depends_on, binds=binds, uses=uses, cost=cost, pinned=pinned,
-            meta=meta, known=self._slot_of, counter=self._counter,
+            meta=meta, known=self._slot_of, counter=self._counter, induced=induce,
         )  # fmt: skip
-        induce = _check_flag("induce", induce)
         for prerequisite in block.depends_on:
             if self._deleted.view()[self._slot_of[prerequisite]]:
                 raise ValueError(f"dependency {prerequisite!r} was deleted")
-        vector = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
+        if encoded is not None:
+            vector = encoded
+        else:
+            vector = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
         binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
         missing = self._archived_closure(binders)
         if induce:
             self._induce(block)
-            block = dataclasses.replace(block, meta={**block.meta, INDUCED_KEY: True})
         return block, vector, missing
 
     def _induce(self, block: Block) -> None:
@@ -789,7 +789,6 @@ class MemoryStore:
         for slot, block in cut.items():
             self._active_blocks[slot] = block
             self._cost.view()[slot] = block.cost
-            self._from_text.view()[slot] = False
         self._active.view()[slots[gone]] = False
         for slot in evicted:
             del self._active_blocks[slot]
@@ -1089,10 +1088,12 @@ def checked_block(
     meta: Mapping[str, Any] | None,
     known: Container[str],
     counter: TokenCounter,
+    induced: bool = False,
 ) -> Block:
     """The block ``MemoryStore.add`` would append as number ``seq`` (no embedding), every argument checked.
 
-    ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``.
+    ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``;
+    ``induced`` marks the block as added with ``induce=True`` (``meta[INDUCED_KEY]``).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -1112,7 +1113,7 @@ def checked_block(
         binds=_check_binds(binds),
         uses=_check_uses(uses),
         pinned=_check_flag("pinned", pinned),
-        meta=_check_meta(meta),
+        meta={**_check_meta(meta), INDUCED_KEY: True} if induced else _check_meta(meta),
     )
 
 
