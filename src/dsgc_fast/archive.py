@@ -139,9 +139,9 @@ class Block:
             self.text,
             self.cost,
             np.ascontiguousarray(self.embedding if embedding is None else embedding, dtype="<f8").tobytes(),
-            json.dumps(list(self.depends_on)),
-            json.dumps(self.binds),
-            json.dumps(list(self.uses)),
+            _json_text(list(self.depends_on)),
+            _json_text(self.binds),
+            _json_text(list(self.uses)),
             int(self.pinned),
             json.dumps(self.meta),
         )
@@ -177,6 +177,13 @@ def copied_json(value: Any) -> Any:
     twice in the copy, as with ``deepcopy``).
     """
     return marshal.loads(marshal.dumps(value))
+
+
+def _json_text(value: list | dict) -> str:
+    """``json.dumps(value)``, without its fixed cost for an empty list or dict (most blocks' links)."""
+    if value:
+        return json.dumps(value)
+    return "[]" if isinstance(value, list) else "{}"
 
 
 def _decoded(text: Any, kind: type) -> Any:

@@ -83,6 +83,20 @@ RECENT_TEXTS = 256
 AGENT_PARAMS = Params(policy="agent")
 
 
+class _Forks:
+    """How many forks led to this process (each forked child counts one more), so that a
+    store can tell it runs in a process forked after it was opened without a system call."""
+
+    count = 0
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.count += 1
+
+
+os.register_at_fork(after_in_child=_Forks.forked)
+
+
 def _serialized(method: Callable) -> Callable:
     """Run ``method`` holding the store's lock, on an open store, in the process that opened it."""
 
@@ -151,6 +165,7 @@ class MemoryStore:
         self._counter = token_counter_of(tokenizer)
         self._lock = threading.RLock()
         self._pid = os.getpid()
+        self._forks = _Forks.count
         self._closed = False
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
@@ -180,7 +195,7 @@ class MemoryStore:
 
     def _enter(self) -> None:
         """Take the store's lock; raise unless the store is open and this process opened it."""
-        if self._pid != os.getpid() and self._archive.path != ":memory:":
+        if self._forks != _Forks.count and self._archive.path != ":memory:":
             raise RuntimeError(
                 f"this MemoryStore was opened by process {self._pid} on {self._archive.path!r}; "
                 "a forked process must open its own store"
@@ -1380,20 +1395,30 @@ def _local_edges(
 ) -> np.ndarray:
     """The edges of the CSR rows ``slots`` (ascending) whose prerequisite is active (and whose entry is in
     ``in_force``), (E, 2) ``(dependent, prerequisite)`` in positions of ``slots``."""
-    prerequisites, indptr = gathered(ptr, values, slots)
-    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(indptr))
+    entries, counts = _entries(ptr, slots)
+    prerequisites = values[entries]
     on = active[prerequisites]
     if in_force is not None:
-        on &= gathered(ptr, in_force, slots)[0]
+        on &= in_force[entries]
+    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), counts)
     return np.stack([dependents[on], np.searchsorted(slots, prerequisites[on])], axis=1)
+
+
+def _entries(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the entries of the CSR rows ``rows`` (``ptr`` their offsets), row after row in
+    that order, and each row's entry count."""
+    starts = ptr[rows]
+    counts = ptr[rows + 1] - starts
+    ends = np.cumsum(counts)
+    return np.repeat(starts - (ends - counts), counts) + np.arange(ends[-1] if ends.shape[0] else 0), counts
 
 
 def gathered(ptr: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows ``rows`` of the CSR ``ptr``/``values``, in that order: ``(values, indptr)`` of the sub-CSR."""
-    counts = ptr[rows + 1] - ptr[rows]
+    entries, counts = _entries(ptr, rows)
     indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return values[np.repeat(ptr[rows] - indptr[:-1], counts) + np.arange(indptr[-1])], indptr
+    return values[entries], indptr
 
 
 class _Gather(Sequence[str]):
