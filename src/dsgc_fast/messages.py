@@ -718,4 +718,6 @@ def check_messages(messages: Sequence[Mapping[str, Any]]) -> None:
             continue
         if pending:
             raise ValueError(f"messages[{k}]: tool call(s) {sorted(pending)} have no result before it")
-        pending = {c["id"] for c in message.get("tool_calls") or ()}
+        calls = message.get("tool_calls")
+        if calls:
+            pending = {c["id"] for c in calls}
