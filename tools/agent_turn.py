@@ -12,11 +12,11 @@ turn     ``dsgc_bench.agent_turn.AgentSession``: ``add_messages`` of the turn's 
          ``--archived`` size (the history before the timed turns, added in one batch and compacted
          once), their turns interleaved; the median of each step and of the whole turn over
          ``--turns`` turns.
-breakdown  the same turns with the time of each part of the store's work summed per turn (module
-         functions and methods wrapped while it runs, SQLite through a timing proxy of the archive's
-         connection); the median per turn of each part, and of what is left of each step beside
-         its parts (Python glue and NumPy calls on the store's small arrays).  The wrappers add a
-         little to every step: the ``turn`` table gives the turn's time.
+breakdown  the same turns, each part of the store's work timed (module functions and methods
+         wrapped while it runs, SQLite through a timing proxy of the archive's connection): the
+         median per turn of each part (summed over the turn's steps) and of what is left of each
+         step beside its parts (Python glue, NumPy calls on the store's small arrays).  The
+         wrappers add a little to every step: the ``turn`` table gives the turn's time.
 minilm   the same turns with all-MiniLM-L6-v2 (``SentenceEncoder``, nothing cached), each beside one
          call of a second instance of the encoder over the turn's new texts (the messages' texts,
          in one batch), interleaved; the median of turn / encoder-call and the encoder calls and
@@ -156,6 +156,7 @@ def breakdown_table(archived: list[int], count: int) -> None:
             for session, times in zip(sessions, rows):
                 batch = session.batches[session.next]
                 session.next += 1
+                turn = dict.fromkeys(parts, 0.0)
                 step = {}
                 for name in STEPS:
                     spent.update(dict.fromkeys(parts, 0.0))
@@ -167,10 +168,11 @@ def breakdown_table(archived: list[int], count: int) -> None:
                     else:
                         to_messages(session.store)
                     step[name] = time.perf_counter() - t0
-                    for part in parts:
-                        if spent[part]:
-                            times[part].append(spent[part])
                     times[name].append(step[name] - sum(spent.values()))
+                    for part in parts:
+                        turn[part] += spent[part]
+                for part in parts:
+                    times[part].append(turn[part])
                 times["turn"].append(sum(step.values()))
     print("| step | part | " + " | ".join(f"{s.store.total - len(s.store):,} archived" for s in sessions) + " |")
     print("| --- | --- |" + " ---: |" * len(sessions))
@@ -178,7 +180,7 @@ def breakdown_table(archived: list[int], count: int) -> None:
     rest = {"add": "rest", "compact": "rest", "send": "rest (the messages' copies)"}
     for key in (*parts, *STEPS, "turn"):
         label = (owner[key], key) if key in owner else (key, rest[key]) if key in STEPS else ("", "**turn**")
-        cells = [f"{np.median(t[key]) * 1e6:.0f} us" if t[key] else "-" for t in rows]
+        cells = [f"{np.median(t[key]) * 1e6:.0f} us" for t in rows]
         print(f"| {label[0]} | {label[1]} | " + " | ".join(cells) + " |")
 
 
