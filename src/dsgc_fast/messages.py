@@ -669,17 +669,18 @@ def compact_messages(
 # -- blocks -> messages -------------------------------------------------------------------
 def to_messages(store: MemoryStore) -> list[dict[str, Any]]:
     """The active blocks as a valid chat message list, oldest first (``chat_messages``)."""
-    return copied_json(chat_messages(store._shared_blocks()))
+    return chat_messages(store._shared_blocks(), copy=True)
 
 
-def chat_messages(blocks: Iterable[Block]) -> list[dict[str, Any]]:
+def chat_messages(blocks: Iterable[Block], *, copy: bool = False) -> list[dict[str, Any]]:
     """Blocks (oldest first) as a valid chat message list.
 
-    Message blocks give back their message (without the annotation), the block's own dict:
-    a caller that hands the list on copies it (``archive.copied_json``); a binding table
-    becomes a system message right after the leading system messages; any other block
-    becomes a system message at its position.  Raises ``ValueError`` if the result would
-    hold an orphan tool message (which compaction never produces).
+    Message blocks give back their message (without the annotation): the block's own dict,
+    or with ``copy`` a deep copy of the whole list (``archive.copied_json``, checked after
+    copying); a binding table becomes a system message right after the leading system
+    messages; any other block becomes a system message at its position.  Raises
+    ``ValueError`` if the result would hold an orphan tool message (which compaction never
+    produces).
     """
     out: list[dict[str, Any]] = []
     tables = []
@@ -694,6 +695,8 @@ def chat_messages(blocks: Iterable[Block]) -> list[dict[str, Any]]:
     while lead < len(out) and out[lead].get("role") in ROOT_ROLES:
         lead += 1
     out[lead:lead] = tables
+    if copy:
+        out = copied_json(out)
     check_messages(out)
     return out
 
