@@ -170,13 +170,25 @@ class Block:
 
 
 def copied_json(value: Any) -> Any:
-    """A deep copy of decoded JSON data (dicts, lists, scalars), as ``copy.deepcopy`` makes it.
+    """A deep copy of decoded JSON data (dicts, lists, scalars): it shares no dict or list with ``value``.
 
-    One ``marshal`` round trip, which rebuilds every container in C: the copy shares no
-    mutable value with ``value`` (a container met twice in ``value`` is one container met
-    twice in the copy, as with ``deepcopy``).
+    Data of the exact JSON types (what the store keeps) is copied by one ``marshal`` round
+    trip, which rebuilds every container in C (a container met twice in ``value`` is one
+    container met twice in the copy, as with ``copy.deepcopy``); anything marshal refuses (a
+    dict subclass, say) is copied level by level, dicts and lists as plain ones.
     """
-    return marshal.loads(marshal.dumps(value))
+    try:
+        return marshal.loads(marshal.dumps(value))
+    except ValueError:
+        return _copied_levels(value)
+
+
+def _copied_levels(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: v if type(v) is str else _copied_levels(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [v if type(v) is str else _copied_levels(v) for v in value]
+    return value
 
 
 def _json_text(value: list | dict) -> str:
