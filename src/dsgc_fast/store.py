@@ -65,14 +65,14 @@ from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
 from .archive import Archive, ArchivedBlock, Block, DeletedBlock
 from .compaction import Truncation, decide, table_block
-from .encoders import check_unicode
+from .encoders import check_unicode, encode_function
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .graph import DependencyGraph
 from .pins import ReferentIndex, closure
 from .stages import similarity_rows
 from .token_counts import TokenCounter, Tokenizer
 
-Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
+Encoder = Any  # a name, an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
 
 
 #: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
@@ -118,7 +118,8 @@ def default_encoder() -> Encoder:
 class MemoryStore:
     """Blocks of agent memory with budgeted, explained, lossless compaction.
 
-    ``encoder(list[str]) -> (n, d)`` embeds texts (default: the lexical hashing encoder);
+    ``encoder`` embeds texts: a name (``"lexical"``, ``"sentence"``), an object with
+    ``encode(list[str]) -> (n, d)`` or such a callable (default: the lexical hashing encoder);
     ``tokenizer`` counts a block's cost in model tokens: anything
     ``dsgc_fast.token_counts.token_counter`` accepts (a name such as ``"o200k_base"``,
     ``"approx"`` or ``"whitespace"``, a tokenizer object, a callable ``str -> int``; default
@@ -142,11 +143,7 @@ class MemoryStore:
     ) -> None:
         _refuse_token_counter(token_counter)
         self.params = Params.of(AGENT_PARAMS if params is None else params)
-        encoder = encoder if encoder is not None else default_encoder()
-        encode = getattr(encoder, "encode", encoder)
-        if not callable(encode):
-            raise TypeError("encoder must have an encode(texts) method or be a callable list[str] -> (n, d) array")
-        self._encode_texts = encode
+        encoder, self._encode_texts = encode_function(encoder if encoder is not None else default_encoder())
         self._recent_rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self._counter = token_counter_of(tokenizer)
         self._lock = threading.RLock()
@@ -1267,6 +1264,11 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     if not isinstance(meta, Mapping):
         raise TypeError(f"meta must be a mapping, got {type(meta).__name__}")
+    if INDUCED_KEY in meta:
+        raise ValueError(
+            f"meta key {INDUCED_KEY!r} is reserved: the store sets it on the blocks added with induce=True"
+            " (drop it from a block's meta read back from a store, and pass induce=True to induce)"
+        )
     if type(meta) is dict:
         try:
             return canonical_copy(meta)
@@ -1279,8 +1281,6 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"meta must be JSON-serializable: {exc}") from None
     check_nesting("meta", decoded)
-    if INDUCED_KEY in decoded:
-        raise ValueError(f"meta key {INDUCED_KEY!r} is reserved: it marks the blocks added with induce=True")
     return decoded
 
 
