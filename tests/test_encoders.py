@@ -115,7 +115,7 @@ def test_a_store_and_a_cached_encoder_take_an_encoder_name():
     np.testing.assert_array_equal(CachedEncoder("lexical").encode(["the order 12446"]), expected)
     with MemoryStore("lexical") as store:
         store.add("the order 12446", id="a")
-        np.testing.assert_array_equal(store.get("a").embedding, expected[0])
+        np.testing.assert_array_equal(store.get("a").embedding, expected[0].astype(np.float32))
 
 
 @pytest.mark.parametrize("make", [MemoryStore, CachedEncoder])

@@ -104,17 +104,20 @@ def test_add_compact_recall_lose_nothing(session, steps):
     assert store.archived_ids() == [] and sorted(store.ids()) == sorted(texts)
 
 
-def test_compaction_equals_retain_on_the_active_blocks():
+@pytest.mark.parametrize("width", [None, "float64", "float16"])
+def test_compaction_equals_retain_on_the_active_blocks(width):
+    """The store scores the embeddings it keeps, in its width (float32 unless told), exactly."""
     rng = np.random.default_rng(7)
     n, d = 40, 8
-    embs = rng.normal(size=(n, d))
+    given = rng.normal(size=(n, d))
+    embs = given.astype(width or np.float32)
     costs = rng.integers(1, 9, size=n)
-    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", embedding_dtype=width)
     edges = []
     for i in range(n):
         deps = sorted({int(j) for j in rng.integers(0, i, size=2)}) if i > 1 else []
         edges += [(i, j) for j in deps]
-        store.add(f"block {i}", id=f"x{i}", depends_on=[f"x{j}" for j in deps], embedding=embs[i], cost=int(costs[i]))
+        store.add(f"block {i}", id=f"x{i}", depends_on=[f"x{j}" for j in deps], embedding=given[i], cost=int(costs[i]))
     query = rng.normal(size=d)
     report = store.compact(query, 60, policy="dsgc", lambda_pi=1.5)
     want = dsgc_fast.retain(query, embs, costs, 60, edges=np.array(edges), lambda_pi=1.5)

@@ -63,7 +63,7 @@ from ._chat_facts import CALL_PREFIX, RESULT_PREFIX, ChatFacts
 from ._growable import Growable as _Growable
 from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
-from .archive import Archive, ArchivedBlock, Block, DeletedBlock
+from .archive import EMBEDDING_DTYPES, Archive, ArchivedBlock, Block, DeletedBlock
 from .compaction import Truncation, decide, table_block
 from .encoders import check_unicode, encode_function
 from .explain import BindingTableBlock, CompactionReport, build_report
@@ -129,7 +129,13 @@ class MemoryStore:
     one store at a time per file, see the module docstring) or ``":memory:"``; the database
     records the encoder's and the tokenizer's names and refuses a different one when resumed.
     ``params`` (a ``Params``) are the scoring knobs ``compact`` uses unless told otherwise
-    (default: ``AGENT_PARAMS``, the agent policy).
+    (default: ``AGENT_PARAMS``, the agent policy).  ``embedding_dtype`` is the width the
+    store keeps embeddings in, in memory and in the archive: ``"float32"`` (the default for a
+    new archive: half the bytes of float64, and an encoder's rows carry no more precision
+    than that), ``"float16"`` or ``"float64"``; a resumed archive keeps the width it was
+    written in (float64 for one written before widths were recorded) and refuses another.
+    Scoring reads the stored values exactly (float16 and float32 widen to float64 without
+    rounding), so the exact contract holds for the stored embeddings.
     """
 
     def __init__(
@@ -139,10 +145,12 @@ class MemoryStore:
         archive: str | os.PathLike = ":memory:",
         *,
         params: Params | None = None,
+        embedding_dtype: Any = None,
         token_counter: Any = None,
     ) -> None:
         _refuse_token_counter(token_counter)
         self.params = Params.of(AGENT_PARAMS if params is None else params)
+        self._asked_width = _embedding_dtype(embedding_dtype)
         encoder, self._encode_texts = encode_function(encoder if encoder is not None else default_encoder())
         self._recent_rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self._counter = token_counter_of(tokenizer)
@@ -165,6 +173,11 @@ class MemoryStore:
         locked one an ``ArchiveLockedError``.
         """
         try:
+            try:
+                self._width = self._archive.settle_width(self._asked_width)
+            except sqlite3.DatabaseError as exc:
+                origin = self._archive.origin
+                raise database_error(exc, origin, f"archive {origin!r} is corrupt") from None
             self._rebuild()
             try:
                 self._record_encoder()
@@ -261,7 +274,7 @@ class MemoryStore:
             raise ValueError(f"block {block.id!r} has no embedding")
         slot = len(self._ids)
         if self._emb is None:
-            self._emb = _Growable(np.float64, embedding.shape[0])
+            self._emb = _Growable(self._width, embedding.shape[0])
         self._emb.append(embedding)
         self._from_text.append(from_text)
         self._cost.append(block.cost)
@@ -411,7 +424,9 @@ class MemoryStore:
         for prerequisite in block.depends_on:
             if self._deleted.view()[self._slot_of[prerequisite]]:
                 raise ValueError(f"dependency {prerequisite!r} was deleted")
-        vector = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
+        vector = self._stored(
+            self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
+        )
         binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
         missing = self._archived_closure(binders)
         if induce:
@@ -438,6 +453,14 @@ class MemoryStore:
         if vec.ndim != 1:
             raise ValueError(f"embedding must be 1-D (d,), got shape {vec.shape}")
         return self._check_vectors(vec[None, :], "embedding")[0]
+
+    def _stored(self, vector: np.ndarray) -> np.ndarray:
+        return in_width(vector, self._width)
+
+    @property
+    def embedding_dtype(self) -> np.dtype:
+        """The width the store keeps embeddings in, in memory and in the archive."""
+        return self._width
 
     def _encode(self, texts: list[str], name: str) -> np.ndarray:
         """The encoder's rows of ``texts`` (checked), in one encoder call for the texts not encoded recently.
@@ -841,7 +864,7 @@ class MemoryStore:
         made = table_block(table, ids, len(self._ids), self._slot_of, self._counter)
         if made is None:
             return None
-        embedding = self._encode([made.block.text], "encoder(binding table)")[0]
+        embedding = self._stored(self._encode([made.block.text], "encoder(binding table)")[0])
         return BindingTableBlock(dataclasses.replace(made.block, embedding=embedding), made.entries)
 
     # -- recall -------------------------------------------------------------------------
@@ -1140,6 +1163,17 @@ def encoded(encode: Callable[[list[str]], Any], texts: list[str], name: str, dim
     return check_vectors(out, name, dimension)
 
 
+def in_width(vectors: np.ndarray, width: np.dtype) -> np.ndarray:
+    """Checked float64 embeddings as ``width`` (a store's ``embedding_dtype``); refused if they overflow it."""
+    with np.errstate(over="ignore"):
+        out = vectors.astype(width)
+    if not np.isfinite(out).all():
+        raise ValueError(
+            f"embedding does not fit {width.name} (largest magnitude {np.finfo(width).max:g}); choose a wider embedding_dtype"
+        )
+    return out
+
+
 def check_vectors(vectors: np.ndarray, name: str, dimension: int | None) -> np.ndarray:
     """``vectors`` (k, d) must be finite, with d >= 1 and d = ``dimension`` when that is known."""
     if vectors.shape[1] == 0 or not np.isfinite(vectors).all():
@@ -1251,6 +1285,19 @@ def _check_uses(uses: Iterable[str]) -> tuple[str, ...]:
     for referent in out:
         check_unicode(f"uses referent {referent!r}", referent)
     return out
+
+
+def _embedding_dtype(value: Any) -> np.dtype | None:
+    """``embedding_dtype`` checked: None, or float16 / float32 / float64 (as a name or a NumPy type)."""
+    if value is None:
+        return None
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in EMBEDDING_DTYPES or not dtype.isnative:
+        raise ValueError(f"embedding_dtype must be one of {EMBEDDING_DTYPES} or None, got {value!r}")
+    return dtype
 
 
 def _check_flag(name: str, value: Any) -> bool:
