@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+from dsgc_fast import MemoryStore
 from dsgc_fast.encoders import (
     LEXICAL_DIM,
     SENTENCE_DIM,
@@ -107,6 +108,23 @@ def test_make_encoder_names():
     assert make_encoder("sentence").dim == SENTENCE_DIM  # lazy: nothing loads yet
     with pytest.raises(ValueError, match="encoder must be one of"):
         make_encoder("bag-of-words")
+
+
+def test_a_store_and_a_cached_encoder_take_an_encoder_name():
+    expected = LexicalEncoder().encode(["the order 12446"])
+    np.testing.assert_array_equal(CachedEncoder("lexical").encode(["the order 12446"]), expected)
+    with MemoryStore("lexical") as store:
+        store.add("the order 12446", id="a")
+        np.testing.assert_array_equal(store.get("a").embedding, expected[0].astype(np.float32))
+
+
+@pytest.mark.parametrize("make", [MemoryStore, CachedEncoder])
+def test_an_unknown_name_or_a_non_encoder_is_refused(make):
+    """A string is never taken for a callable (``str.encode`` is no encoder)."""
+    with pytest.raises(ValueError, match="encoder must be one of"):
+        make("bag-of-words")
+    with pytest.raises(TypeError, match="encoder must be a name .* got int"):
+        make(3)
 
 
 class CountingEncoder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import types
 
 import pytest
 
@@ -157,6 +158,22 @@ def test_messages_are_induced_by_default_and_kept_apart_from_declared_edges():
     with MemoryStore() as store:
         add_messages(store, declared)  # a record that declares its structure is not induced
         assert store.induced_edges() == []
+
+
+@pytest.mark.parametrize("mapping", [dict, types.MappingProxyType])
+def test_the_induced_marker_is_refused_in_every_meta(tmp_path, mapping):
+    """meta["induced"] is the store's own marker: a block added without induce=True may not
+    carry it, or it would be read as induced when the archive is opened again."""
+    path = tmp_path / "marker.sqlite"
+    with MemoryStore(archive=path) as store:
+        store.add("Ticket PRJ-9 opens the migration.", id="intro", induce=True)
+        marked = store.get("intro").meta
+        with pytest.raises(ValueError, match="'induced' is reserved.*induce=True"):
+            store.add("Step 1 of PRJ-9 done.", id="s1", meta=mapping(dict(marked)))
+        store.add("Step 1 of PRJ-9 done.", id="s1", meta=mapping({}))
+        assert store.induced_edges() == []
+    with MemoryStore(archive=path) as reopened:
+        assert reopened.induced_edges() == []
 
 
 def test_retracted_induced_edges_leave_the_store(tmp_path):

@@ -180,8 +180,10 @@ def test_bad_arguments_are_refused_at_construction():
         ThreadMemory(300, on_over_budget="truncate_everything")
     with pytest.raises(ValueError, match="max_threads"):
         ThreadMemory(300, max_threads=0)
-    with pytest.raises(ValueError, match="unknown dsgc annotation"):
+    with pytest.raises(ValueError, match=r"unknown dsgc annotation field\(s\) \['id'\] in a LangChain message's"):
         ThreadMemory(300).select([HumanMessage("x", additional_kwargs={"dsgc": {"id": "m1"}})])
+    with pytest.raises(TypeError, match=r"additional_kwargs\['dsgc'\] must be a mapping, got str"):
+        ThreadMemory(300).select([HumanMessage("x", additional_kwargs={"dsgc": "pinned"})])
 
 
 def test_select_messages_is_shaped_like_trim_messages():

@@ -164,8 +164,10 @@ def test_bad_arguments():
         InputFilter(200, annotate="nope")
     with pytest.raises(ValueError, match="on_over_budget"):
         InputFilter(200, on_over_budget="drop")
-    with pytest.raises(ValueError, match="unknown field"):
+    with pytest.raises(ValueError, match=r"unknown dsgc annotation field\(s\) \['id'\] in what annotate\(items\[0\]\)"):
         InputFilter(200, annotate=lambda item: {"id": "x"}).select([USER])
+    with pytest.raises(TypeError, match=r"what annotate\(items\[0\]\) returned must be a mapping, got list"):
+        InputFilter(200, annotate=lambda item: ["binds"]).select([USER])
     with pytest.raises(TypeError, match="Responses input items"):
         item_groups("hello")
 

@@ -21,27 +21,9 @@ from dsgc_fast.messages import SessionError, add_messages
 from dsgc_fast.store import MemoryStore
 from dsgc_ref.contract import Reason
 
+from ._store_state import block_states
+
 WORDS = ["account", "billing", "kyc", "charge", "refund", "payout", "merchant", "invoice", "fraud", "clear"]
-
-
-def snapshot(store: MemoryStore) -> dict[str, tuple]:
-    """Every block (active or archived) -> its full record and state."""
-    out = {}
-    for block_id in store.ids() + store.archived_ids():
-        b = store.get(block_id)
-        out[block_id] = (
-            b.text,
-            b.cost,
-            b.seq,
-            b.depends_on,
-            b.binds,
-            b.uses,
-            b.pinned,
-            b.meta,
-            b.embedding.tobytes(),
-            block_id in store,
-        )
-    return out
 
 
 def assert_partition(store: MemoryStore, texts: dict[str, str]) -> None:
@@ -122,17 +104,20 @@ def test_add_compact_recall_lose_nothing(session, steps):
     assert store.archived_ids() == [] and sorted(store.ids()) == sorted(texts)
 
 
-def test_compaction_equals_retain_on_the_active_blocks():
+@pytest.mark.parametrize("width", [None, "float64", "float16"])
+def test_compaction_equals_retain_on_the_active_blocks(width):
+    """The store scores the embeddings it keeps, in its width (float32 unless told), exactly."""
     rng = np.random.default_rng(7)
     n, d = 40, 8
-    embs = rng.normal(size=(n, d))
+    given = rng.normal(size=(n, d))
+    embs = given.astype(width or np.float32)
     costs = rng.integers(1, 9, size=n)
-    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", embedding_dtype=width)
     edges = []
     for i in range(n):
         deps = sorted({int(j) for j in rng.integers(0, i, size=2)}) if i > 1 else []
         edges += [(i, j) for j in deps]
-        store.add(f"block {i}", id=f"x{i}", depends_on=[f"x{j}" for j in deps], embedding=embs[i], cost=int(costs[i]))
+        store.add(f"block {i}", id=f"x{i}", depends_on=[f"x{j}" for j in deps], embedding=given[i], cost=int(costs[i]))
     query = rng.normal(size=d)
     report = store.compact(query, 60, policy="dsgc", lambda_pi=1.5)
     want = dsgc_fast.retain(query, embs, costs, 60, edges=np.array(edges), lambda_pi=1.5)
@@ -168,22 +153,22 @@ def test_save_load_and_reopen_round_trip(tmp_path):
         store.add(f"kyc batch {k} cleared today", id=f"d{k}", depends_on=["sys"] if k % 2 else ())
     store.add("did that account clear kyc", id="t19", uses=["that account"])
     store.compact("did that account clear kyc", 20, live=["t19"])
-    before = snapshot(store)
+    before = block_states(store)
     assert any(not s[-1] for s in before.values()) and any(s[-1] for s in before.values())
 
     store.save(tmp_path / "copy.db")
     loaded = MemoryStore.load(tmp_path / "copy.db", encoder=LexicalEncoder(), tokenizer="whitespace")
-    assert snapshot(loaded) == before
+    assert block_states(loaded) == before
     store.close()
     reopened = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=path)
-    assert snapshot(reopened) == before
+    assert block_states(reopened) == before
     # both continue to work: recall, add, compact
     for s in (loaded, reopened):
         s.recall(s.archived_ids())
         s.add("a new turn about refunds", id="t20", depends_on=["t12"])
         s.compact("refunds", 30, live=["t20"])
         assert "t12" in s.ids()
-    assert snapshot(loaded) == snapshot(reopened)
+    assert block_states(loaded) == block_states(reopened)
 
 
 def test_load_refuses_non_store_files_and_other_encoders(tmp_path):
@@ -261,10 +246,10 @@ def test_referent_eviction_error_changes_nothing_and_names_ids():
     store.add("system prompt for triage", id="sys", pinned=True)
     store.add("account 8841-C disputes a billing charge", id="t12", binds={"that account": "8841-C"})
     store.add("did that account clear KYC?", id="t19", uses=["that account"])
-    before = snapshot(store)
+    before = block_states(store)
     with pytest.raises(dsgc_fast.ReferentEvictionError, match=r"pinned block ids \['sys', 't12', 't19'\]"):
         store.compact("kyc", 10, live=["t19"])
-    assert snapshot(store) == before
+    assert block_states(store) == before
 
 
 def test_turn_12_survives_through_the_store_only_with_referents():
@@ -504,7 +489,7 @@ def test_returned_blocks_and_reports_share_nothing_with_the_store():
         again = store.compact("did that account clear KYC?", 4 + 5 + 5, live=["t19"])
         outcomes.append(
             (
-                snapshot(store),
+                block_states(store),
                 again.kept,
                 again.evicted,
                 {k: d.why() for k, d in again.decisions.items()},

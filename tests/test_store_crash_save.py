@@ -32,6 +32,8 @@ import pytest
 
 from dsgc_fast.store import MemoryStore
 
+from ._store_state import block_states
+
 pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
 
 KILLS = int(os.environ.get("DSGC_CRASH_KILLS", "2"))
@@ -145,19 +147,7 @@ def snapshot(path) -> tuple:
         log = conn.execute("SELECT * FROM compactions ORDER BY number").fetchall()
     finally:
         conn.close()
-    blocks = {}
-    for block_id in store.ids() + store.archived_ids():
-        b = store.get(block_id)
-        blocks[block_id] = (
-            b.text,
-            b.cost,
-            b.seq,
-            b.depends_on,
-            b.binds,
-            b.uses,
-            b.embedding.tobytes(),
-            block_id in store,
-        )
+    blocks = block_states(store)
     assert len(blocks) == store.total
     store.close()
     return blocks, log

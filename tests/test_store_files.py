@@ -30,6 +30,7 @@ from dsgc_fast import ArchiveLockedError, _archive_access
 from dsgc_fast.store import MemoryStore
 
 from ._cases import examples
+from ._store_state import block_states
 
 D = 4
 DATA = Path(__file__).parent / "data"
@@ -57,25 +58,6 @@ def build(archive, n: int = 12) -> MemoryStore:
     return store
 
 
-def content(store: MemoryStore) -> dict:
-    """Every block with its state, as comparable values."""
-    out = {}
-    for block_id in store.ids() + store.archived_ids():
-        b = store.get(block_id)
-        out[block_id] = (
-            b.text,
-            b.cost,
-            b.seq,
-            b.depends_on,
-            b.binds,
-            b.uses,
-            b.meta,
-            b.embedding.tobytes(),
-            block_id in store,
-        )
-    return out
-
-
 def files(folder) -> dict[str, bytes]:
     """Every file in ``folder`` with its bytes."""
     return {p.name: p.read_bytes() for p in sorted(Path(folder).iterdir())}
@@ -87,7 +69,7 @@ def saved(tmp_path_factory):
     root = tmp_path_factory.mktemp("files")
     store = build(root / "archive.db")
     store.save(root / "saved.db")
-    want = content(store)
+    want = block_states(store)
     store.close()
     return root / "saved.db", want
 
@@ -273,7 +255,7 @@ def test_a_snapshot_of_a_file_backed_store_loads_from_read_only_storage(saved, t
     assert wal.read_bytes()[18:20] == b"\x02\x02"
     with read_only_folder({"saved.db": path, "wal.db": wal}) as folder:
         before = files(folder)
-        loaded = [content(MemoryStore.load(folder / name, encoder=encoder)) for name in ("saved.db", "wal.db")]
+        loaded = [block_states(MemoryStore.load(folder / name, encoder=encoder)) for name in ("saved.db", "wal.db")]
         assert files(folder) == before
     assert loaded == [want, want]
 
@@ -314,7 +296,7 @@ def test_a_locked_database_is_reported_as_locked(saved, tmp_path, monkeypatch):
         assert str(path) in str(err.value), how
     holder.rollback()
     holder.close()
-    assert content(MemoryStore.load(path, encoder=encoder)) == saved[1]
+    assert block_states(MemoryStore.load(path, encoder=encoder)) == saved[1]
 
 
 def live_archive_copy(folder: Path, name: str) -> dict:
@@ -322,7 +304,7 @@ def live_archive_copy(folder: Path, name: str) -> dict:
     store = build(folder / f"src-{name}", n=9)
     shutil.copy(folder / f"src-{name}", folder / name)
     shutil.copy(folder / f"src-{name}-wal", folder / f"{name}-wal")
-    want = content(store)
+    want = block_states(store)
     store.close()
     return want
 
@@ -370,7 +352,7 @@ def test_fuzz_store_snapshots_on_read_only_storage(saved, tmp_path_factory, kind
             expected[name] = want
         elif kind == "archive":
             store = build(scratch / name, n=7)
-            expected[name] = content(store)
+            expected[name] = block_states(store)
             store.close()
         elif kind == "v1":
             shutil.copy(DATA / "store-v1.db", scratch / name)
@@ -392,7 +374,7 @@ def test_fuzz_store_snapshots_on_read_only_storage(saved, tmp_path_factory, kind
                     MemoryStore.load(folder / name, encoder=encoder)
                 continue
             store = MemoryStore.load(folder / name, encoder=encoder)
-            assert (store.ids() if isinstance(want_here, list) else content(store)) == want_here, name
+            assert (store.ids() if isinstance(want_here, list) else block_states(store)) == want_here, name
             store.close()
         assert files(folder) == before
 
@@ -404,7 +386,7 @@ def test_save_onto_the_own_archive_under_another_name_is_refused(tmp_path, monke
     itself."""
     path = tmp_path / "store.db"
     store = build(path)
-    want = content(store)
+    want = block_states(store)
     (tmp_path / "link.db").symlink_to(path)
     os.link(path, tmp_path / "hard.db")
     monkeypatch.chdir(tmp_path)
@@ -425,7 +407,7 @@ def test_save_onto_the_own_archive_under_another_name_is_refused(tmp_path, monke
     store.add("still writable", embedding=np.ones(D))
     store.close()
     reopened = MemoryStore(encoder=encoder, archive=path)
-    assert {k: v for k, v in content(reopened).items() if k in want} == want
+    assert {k: v for k, v in block_states(reopened).items() if k in want} == want
 
 
 def test_file_uris_name_files_and_parameters_are_refused(tmp_path, monkeypatch):

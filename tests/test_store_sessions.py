@@ -212,13 +212,13 @@ def test_add_messages_takes_precomputed_embeddings_and_annotation_meta():
         {"role": "assistant", "content": "hello"},
     ]
     ids = add_messages(store, messages, embeddings=vectors)
-    assert np.array_equal(store.get(ids[1]).embedding, vectors[1])
+    assert np.array_equal(store.get(ids[1]).embedding, vectors[1].astype(store.embedding_dtype))
     assert (
         store.get(ids[0]).meta["items"] == [{"role": "user", "content": "hi"}]
         and store.get(ids[0]).meta["role"] == "user"
     )
     vectors[0] = 0  # the store kept its own copy
-    assert store.get(ids[0]).embedding[1] == 0.001
+    assert store.get(ids[0]).embedding[1] == np.float32(0.001)
     with pytest.raises(ValueError, match=r"an \(1, d\) array"):
         add_messages(store, [{"role": "user", "content": "x"}], embeddings=np.ones((2, 256)))
     with pytest.raises(SessionError, match="may not use the keys"):

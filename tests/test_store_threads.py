@@ -20,7 +20,8 @@ from dsgc_fast.store import MemoryStore
 from dsgc_ref import ReferentEvictionError
 
 from ._cases import examples
-from .test_store import assert_closed, assert_partition, snapshot
+from ._store_state import block_states
+from .test_store import assert_closed, assert_partition
 
 
 def run_in_thread(function):
@@ -161,8 +162,8 @@ def test_fuzz_store_from_four_threads_at_once(tmp_path_factory, programs):
             texts[block_id] = store.get(block_id).text
     assert_partition(store, texts)
     assert_closed(store)
-    want = snapshot(store)
+    want = block_states(store)
     store.close()
     reopened = MemoryStore(encoder=LexicalEncoder(), archive=path)
-    assert snapshot(reopened) == want
+    assert block_states(reopened) == want
     reopened.close()

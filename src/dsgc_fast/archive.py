@@ -53,6 +53,14 @@ from ._archive_access import (
 from ._nesting import MAX_NESTING, check_nesting
 
 SCHEMA_VERSION = 2
+#: the width an archive stores embeddings in when its settings name none (written before
+#: widths were recorded): float64, little-endian
+LEGACY_WIDTH = np.dtype("<f8")
+#: the setting that names the width (``Archive.width``), and the widths a store may keep
+WIDTH_KEY = "embedding_dtype"
+EMBEDDING_DTYPES = ("float16", "float32", "float64")
+#: the width of a new archive unless another is asked for (an encoder's rows hold no more)
+DEFAULT_WIDTH = np.dtype(np.float32)
 #: the schema versions this module reads (older ones are upgraded when opened for writing)
 READABLE_VERSIONS = (1, 2)
 
@@ -131,14 +139,17 @@ class Block:
         """
         return dataclasses.replace(self, binds=dict(self.binds), meta=copied_json(self.meta), embedding=embedding)
 
-    def to_row(self, embedding: np.ndarray | None = None) -> tuple:
-        """The block as a row of the ``active``/``archive`` tables, with ``embedding`` (default: its own)."""
+    def to_row(self, embedding: np.ndarray | None, width: np.dtype) -> tuple:
+        """The block as a row of the ``active``/``archive`` tables, with ``embedding`` (default: its own).
+
+        The embedding is stored as the little-endian bytes of ``width`` (``Archive.width``).
+        """
         return (
             self.seq,
             self.id,
             self.text,
             self.cost,
-            np.ascontiguousarray(self.embedding if embedding is None else embedding, dtype="<f8").tobytes(),
+            np.ascontiguousarray(self.embedding if embedding is None else embedding, dtype=width).tobytes(),
             _json_text(list(self.depends_on)),
             _json_text(self.binds),
             _json_text(list(self.uses)),
@@ -147,8 +158,8 @@ class Block:
         )
 
     @classmethod
-    def from_row(cls, row: tuple) -> Block:
-        """The block a table row holds; ``ValueError`` naming the field if the row is malformed."""
+    def from_row(cls, row: tuple, width: np.dtype) -> Block:
+        """The block a table row holds (embedding bytes of ``width``); ``ValueError`` naming the field if malformed."""
         seq, id_, text, cost, emb, depends_on, binds, uses, pinned, meta = row[:10]
         try:
             block = cls(
@@ -161,7 +172,7 @@ class Block:
                 uses=tuple(_decoded(uses, list)),
                 pinned=bool(pinned),
                 meta=_decoded(meta, dict),
-                embedding=np.frombuffer(emb, dtype="<f8").astype(np.float64),
+                embedding=np.frombuffer(emb, dtype=width).astype(width.newbyteorder("=")),
             )
             _check_block(block, pinned)
         except (TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
@@ -267,6 +278,8 @@ class Archive:
         self._writer: WriterLock | None = None
         self._connection: sqlite3.Connection | None = None
         self._depth = 0
+        #: the little-endian dtype the embedding bytes of every row have (``settle_width``)
+        self.width: np.dtype = LEGACY_WIDTH
         self.path = database_path(path)
         #: the file the blocks came from (``path``, or the file given to ``restore_from``)
         self.origin = self.path
@@ -363,6 +376,38 @@ class Archive:
     def set_setting(self, key: str, value: str) -> None:
         self._conn.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
 
+    def settle_width(self, asked: np.dtype | None) -> np.dtype:
+        """Fix ``width`` from the settings, recording ``asked`` (default ``DEFAULT_WIDTH``) in a new archive.
+
+        An archive that names no width but holds rows was written as float64 (``LEGACY_WIDTH``),
+        and records that.  Asking for another width than the one recorded is a ``ValueError``.
+        """
+        stored = self.setting(WIDTH_KEY)
+        if stored is None:
+            tables = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            written = any(
+                self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+                for table in ("active", "archive", "deleted")
+                if table in tables
+            )
+            width = LEGACY_WIDTH if written else (DEFAULT_WIDTH if asked is None else asked).newbyteorder("<")
+            self.set_setting(WIDTH_KEY, width.name)
+        else:
+            try:
+                width = np.dtype(stored).newbyteorder("<")
+            except TypeError:
+                raise ValueError(f"archive {self.origin!r} is corrupt: {WIDTH_KEY} {stored!r} is no dtype") from None
+            if width.name not in EMBEDDING_DTYPES:
+                raise ValueError(
+                    f"archive {self.origin!r} is corrupt: {WIDTH_KEY} {stored!r} is not one of {EMBEDDING_DTYPES}"
+                )
+        if asked is not None and np.dtype(asked) != width.newbyteorder("="):
+            raise ValueError(
+                f"this store's embeddings are stored as {width.name}, but embedding_dtype is {np.dtype(asked).name}"
+            )
+        self.width = width
+        return width.newbyteorder("=")
+
     # -- blocks -------------------------------------------------------------------------
     def insert_active(self, blocks: Iterable[tuple[Block, np.ndarray | None]]) -> None:
         """Write new active ``(block, embedding)`` pairs in one statement (None: the block's own embedding).
@@ -371,7 +416,8 @@ class Archive:
         join it; outside, the statement is atomic on its own.
         """
         self._conn.executemany(
-            f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", [b.to_row(e) for b, e in blocks]
+            f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [b.to_row(e, self.width) for b, e in blocks],
         )
 
     def update_active(self, block: Block) -> None:
@@ -422,7 +468,7 @@ class Archive:
                 (payload,),
             )
             self._conn.execute("DELETE FROM archive WHERE seq IN (SELECT value FROM json_each(?))", (payload,))
-        return [Block.from_row(r) for r in rows]
+        return [Block.from_row(r, self.width) for r in rows]
 
     def archived(self, seqs: Iterable[int]) -> list[ArchivedBlock]:
         """Read archived blocks (with text) without moving them, ordered by seq."""
@@ -432,7 +478,7 @@ class Archive:
             "WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
             (payload,),
         ).fetchall()
-        return [ArchivedBlock(Block.from_row(r), int(r[10]), r[11]) for r in rows]
+        return [ArchivedBlock(Block.from_row(r, self.width), int(r[10]), r[11]) for r in rows]
 
     def delete_blocks(self, seqs: Iterable[int], operation: str) -> int:
         """Move these blocks (active or archived) into ``deleted`` (one transaction); returns the deletion's number.
@@ -474,7 +520,7 @@ class Archive:
             f"JOIN deletions AS x ON x.number = d.deletion {where} ORDER BY d.seq",
             args,
         ).fetchall()
-        return [DeletedBlock(Block.from_row(r), int(r[10]), r[11], r[12], r[13]) for r in rows]
+        return [DeletedBlock(Block.from_row(r, self.width), int(r[10]), r[11], r[12], r[13]) for r in rows]
 
     def all_blocks(self) -> Iterator[tuple[Block, str]]:
         """Every block with its table (``"active"``, ``"archive"`` or ``"deleted"``), ordered by seq.
@@ -486,7 +532,7 @@ class Archive:
             tables = ("active", "archive") + (("deleted",) if (schema_version(self._conn) or 0) >= 2 else ())
             union = " UNION ALL ".join(f"SELECT {_BLOCK_COLUMNS}, '{t}' FROM {t}" for t in tables)
             for row in self._conn.execute(f"{union} ORDER BY seq"):
-                yield Block.from_row(row), row[10]
+                yield Block.from_row(row, self.width), row[10]
         except sqlite3.DatabaseError as exc:
             error = access_error(exc, self.origin)
             if error is None:

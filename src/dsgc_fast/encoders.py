@@ -182,6 +182,25 @@ def make_encoder(name: str, *, progress: bool = False) -> Encoder:
     raise ValueError(f"encoder must be one of {ENCODER_NAMES}, got {name!r}")
 
 
+def encode_function(encoder: Any) -> tuple[Any, Any]:
+    """``(encoder, encode)`` for an encoder given by name, as an object, or as a callable.
+
+    A name (``"lexical"`` or ``"sentence"``) is built by ``make_encoder``; an object with an
+    ``encode(texts)`` method gives that method; a callable ``list[str] -> (n, d)`` is its own
+    encode function.  Anything else is a ``TypeError`` (a string is never taken for a
+    callable: ``str.encode`` is not an encoder).
+    """
+    if isinstance(encoder, str):
+        encoder = make_encoder(encoder)
+    encode = getattr(encoder, "encode", encoder)
+    if not callable(encode):
+        raise TypeError(
+            f"encoder must be a name {ENCODER_NAMES}, an object with an encode(texts) method or a callable"
+            f" list[str] -> (n, d) array, got {type(encoder).__name__}"
+        )
+    return encoder, encode
+
+
 def _pack_texts(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Texts as one uint8 array of their UTF-8 bytes and int64 offsets (text k: ``[o_k, o_k+1)``).
 
@@ -224,12 +243,9 @@ class CachedEncoder:
     def __init__(
         self, encoder: Any, path: str | os.PathLike[str] | None = None, *, max_texts: int | None = None
     ) -> None:
-        self.encoder = encoder
-        self._encode = getattr(encoder, "encode", encoder)
-        if not callable(self._encode):
-            raise TypeError("encoder must have an encode(texts) method or be a callable list[str] -> (n, d) array")
-        self.name = getattr(encoder, "name", None)
-        self.dim = getattr(encoder, "dim", None)
+        self.encoder, self._encode = encode_function(encoder)
+        self.name = getattr(self.encoder, "name", None)
+        self.dim = getattr(self.encoder, "dim", None)
         if path is not None and not isinstance(self.name, str):
             raise ValueError("a file memo (path) needs an encoder with a name")
         if max_texts is not None and (not isinstance(max_texts, int) or isinstance(max_texts, bool) or max_texts < 1):

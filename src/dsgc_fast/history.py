@@ -34,7 +34,7 @@ from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_s
 
 from ._growable import Growable as _Growable
 from ._induced import InducedEdges
-from .archive import Block, copied_json
+from .archive import DEFAULT_WIDTH, Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .encoders import CachedEncoder, LexicalEncoder
 from .explain import CompactionReport, build_report
@@ -46,6 +46,7 @@ from .store import (
     _Referents,
     checked_block,
     encoded,
+    in_width,
     query_embedding,
     token_counter_of,
     tool_messages,
@@ -452,9 +453,11 @@ class _History:
         done = 0 if self.emb is None else self.emb.n
         if done < len(self.blocks):
             dimension = None if self.emb is None else self.emb.view().shape[1]
-            new = encoded(rows.encode, [b.text for b in self.blocks[done:]], "encoder(text)", dimension)
+            new = in_width(
+                encoded(rows.encode, [b.text for b in self.blocks[done:]], "encoder(text)", dimension), DEFAULT_WIDTH
+            )
             if self.emb is None:
-                self.emb = _Growable(np.float64, new.shape[1])
+                self.emb = _Growable(DEFAULT_WIDTH, new.shape[1])
             for row in new:
                 self.emb.append(row)
         return self.emb.view() if self.emb is not None else np.empty((0, 1))

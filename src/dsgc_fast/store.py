@@ -63,16 +63,16 @@ from ._chat_facts import CALL_PREFIX, RESULT_PREFIX, ChatFacts
 from ._growable import Growable as _Growable
 from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
-from .archive import Archive, ArchivedBlock, Block, DeletedBlock
+from .archive import EMBEDDING_DTYPES, Archive, ArchivedBlock, Block, DeletedBlock
 from .compaction import Truncation, decide, table_block
-from .encoders import check_unicode
+from .encoders import check_unicode, encode_function
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .graph import DependencyGraph
 from .pins import ReferentIndex, closure
 from .stages import similarity_rows
 from .token_counts import TokenCounter, Tokenizer
 
-Encoder = Any  # an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
+Encoder = Any  # a name, an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
 
 
 #: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
@@ -132,7 +132,8 @@ def default_encoder() -> Encoder:
 class MemoryStore:
     """Blocks of agent memory with budgeted, explained, lossless compaction.
 
-    ``encoder(list[str]) -> (n, d)`` embeds texts (default: the lexical hashing encoder);
+    ``encoder`` embeds texts: a name (``"lexical"``, ``"sentence"``), an object with
+    ``encode(list[str]) -> (n, d)`` or such a callable (default: the lexical hashing encoder);
     ``tokenizer`` counts a block's cost in model tokens: anything
     ``dsgc_fast.token_counts.token_counter`` accepts (a name such as ``"o200k_base"``,
     ``"approx"`` or ``"whitespace"``, a tokenizer object, a callable ``str -> int``; default
@@ -142,7 +143,13 @@ class MemoryStore:
     one store at a time per file, see the module docstring) or ``":memory:"``; the database
     records the encoder's and the tokenizer's names and refuses a different one when resumed.
     ``params`` (a ``Params``) are the scoring knobs ``compact`` uses unless told otherwise
-    (default: ``AGENT_PARAMS``, the agent policy).
+    (default: ``AGENT_PARAMS``, the agent policy).  ``embedding_dtype`` is the width the
+    store keeps embeddings in, in memory and in the archive: ``"float32"`` (the default for a
+    new archive: half the bytes of float64, and an encoder's rows carry no more precision
+    than that), ``"float16"`` or ``"float64"``; a resumed archive keeps the width it was
+    written in (float64 for one written before widths were recorded) and refuses another.
+    Scoring reads the stored values exactly (float16 and float32 widen to float64 without
+    rounding), so the exact contract holds for the stored embeddings.
     """
 
     def __init__(
@@ -152,15 +159,13 @@ class MemoryStore:
         archive: str | os.PathLike = ":memory:",
         *,
         params: Params | None = None,
+        embedding_dtype: Any = None,
         token_counter: Any = None,
     ) -> None:
         _refuse_token_counter(token_counter)
         self.params = Params.of(AGENT_PARAMS if params is None else params)
-        encoder = encoder if encoder is not None else default_encoder()
-        encode = getattr(encoder, "encode", encoder)
-        if not callable(encode):
-            raise TypeError("encoder must have an encode(texts) method or be a callable list[str] -> (n, d) array")
-        self._encode_texts = encode
+        self._asked_width = _embedding_dtype(embedding_dtype)
+        encoder, self._encode_texts = encode_function(encoder if encoder is not None else default_encoder())
         self._recent_rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self._counter = token_counter_of(tokenizer)
         self._lock = threading.RLock()
@@ -183,6 +188,11 @@ class MemoryStore:
         locked one an ``ArchiveLockedError``.
         """
         try:
+            try:
+                self._width = self._archive.settle_width(self._asked_width)
+            except sqlite3.DatabaseError as exc:
+                origin = self._archive.origin
+                raise database_error(exc, origin, f"archive {origin!r} is corrupt") from None
             self._rebuild()
             try:
                 self._record_encoder()
@@ -277,7 +287,7 @@ class MemoryStore:
             raise ValueError(f"block {block.id!r} has no embedding")
         slot = len(self._ids)
         if self._emb is None:
-            self._emb = _Growable(np.float64, embedding.shape[0])
+            self._emb = _Growable(self._width, embedding.shape[0])
         self._emb.append(embedding)
         self._cost.append(block.cost)
         self._active.append(active)
@@ -427,10 +437,9 @@ class MemoryStore:
         for prerequisite in block.depends_on:
             if self._deleted.view()[self._slot_of[prerequisite]]:
                 raise ValueError(f"dependency {prerequisite!r} was deleted")
-        if encoded is not None:
-            vector = encoded
-        else:
-            vector = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
+        if encoded is None:
+            encoded = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
+        vector = self._stored(encoded)
         binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
         missing = self._archived_closure(binders)
         if induce:
@@ -456,6 +465,14 @@ class MemoryStore:
         if vec.ndim != 1:
             raise ValueError(f"embedding must be 1-D (d,), got shape {vec.shape}")
         return self._check_vectors(vec[None, :], "embedding")[0]
+
+    def _stored(self, vector: np.ndarray) -> np.ndarray:
+        return in_width(vector, self._width)
+
+    @property
+    def embedding_dtype(self) -> np.dtype:
+        """The width the store keeps embeddings in, in memory and in the archive."""
+        return self._width
 
     def _encode(self, texts: list[str], name: str) -> np.ndarray:
         """The encoder's rows of ``texts`` (checked), in one encoder call for the texts not encoded recently.
@@ -858,7 +875,7 @@ class MemoryStore:
         made = table_block(table, ids, len(self._ids), self._slot_of, self._counter)
         if made is None:
             return None
-        embedding = self._encode([made.block.text], "encoder(binding table)")[0]
+        embedding = self._stored(self._encode([made.block.text], "encoder(binding table)")[0])
         return BindingTableBlock(dataclasses.replace(made.block, embedding=embedding), made.entries)
 
     # -- recall -------------------------------------------------------------------------
@@ -1159,6 +1176,17 @@ def encoded(encode: Callable[[list[str]], Any], texts: list[str], name: str, dim
     return check_vectors(out, name, dimension)
 
 
+def in_width(vectors: np.ndarray, width: np.dtype) -> np.ndarray:
+    """Checked float64 embeddings as ``width`` (a store's ``embedding_dtype``); refused if they overflow it."""
+    with np.errstate(over="ignore"):
+        out = vectors.astype(width)
+    if not np.isfinite(out).all():
+        raise ValueError(
+            f"embedding does not fit {width.name} (largest magnitude {np.finfo(width).max:g}); choose a wider embedding_dtype"
+        )
+    return out
+
+
 def check_vectors(vectors: np.ndarray, name: str, dimension: int | None) -> np.ndarray:
     """``vectors`` (k, d) must be finite, with d >= 1 and d = ``dimension`` when that is known."""
     if vectors.shape[1] == 0 or not np.isfinite(vectors).all():
@@ -1272,6 +1300,19 @@ def _check_uses(uses: Iterable[str]) -> tuple[str, ...]:
     return out
 
 
+def _embedding_dtype(value: Any) -> np.dtype | None:
+    """``embedding_dtype`` checked: None, or float16 / float32 / float64 (as a name or a NumPy type)."""
+    if value is None:
+        return None
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in EMBEDDING_DTYPES or not dtype.isnative:
+        raise ValueError(f"embedding_dtype must be one of {EMBEDDING_DTYPES} or None, got {value!r}")
+    return dtype
+
+
 def _check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
@@ -1283,6 +1324,11 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     if not isinstance(meta, Mapping):
         raise TypeError(f"meta must be a mapping, got {type(meta).__name__}")
+    if INDUCED_KEY in meta:
+        raise ValueError(
+            f"meta key {INDUCED_KEY!r} is reserved: the store sets it on the blocks added with induce=True"
+            " (drop it from a block's meta read back from a store, and pass induce=True to induce)"
+        )
     if type(meta) is dict:
         try:
             return canonical_copy(meta)
@@ -1295,8 +1341,6 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"meta must be JSON-serializable: {exc}") from None
     check_nesting("meta", decoded)
-    if INDUCED_KEY in decoded:
-        raise ValueError(f"meta key {INDUCED_KEY!r} is reserved: it marks the blocks added with induce=True")
     return decoded
 
 

@@ -42,6 +42,7 @@ from dsgc_ref.contract import check_budget
 from ..compaction import check_over_budget
 from ..explain import CompactionReport
 from ..store import MemoryStore
+from ._annotations import checked_annotation
 from ._mirror import DEFAULT_MAX_THREADS, DEFAULT_OVER_BUDGET, ThreadMirrors
 from ._select import select_history
 
@@ -233,14 +234,9 @@ def to_openai(message: BaseMessage) -> dict[str, Any]:
     out = convert_to_openai_messages(message)
     annotation = (message.additional_kwargs or {}).get("dsgc")
     if annotation:
-        if not isinstance(annotation, Mapping):
-            raise TypeError(f"additional_kwargs['dsgc'] must be a mapping, got {type(annotation).__name__}")
-        unknown = sorted(set(annotation) - set(ANNOTATION_FIELDS))
-        if unknown:
-            raise ValueError(
-                f"unknown dsgc annotation field(s) {unknown} on a LangChain message; allowed: {list(ANNOTATION_FIELDS)}"
-            )
-        out["dsgc"] = dict(annotation)
+        out["dsgc"] = dict(
+            checked_annotation(annotation, ANNOTATION_FIELDS, "a LangChain message's additional_kwargs['dsgc']")
+        )
     return out
 
 

@@ -44,6 +44,7 @@ from ..compaction import BINDING_TABLE_KIND, check_over_budget
 from ..messages import ANNOTATION_KEY, add_messages
 from ..store import MemoryStore
 from ..token_counts import token_counter
+from ._annotations import checked_annotation
 from ._mirror import DEFAULT_OVER_BUDGET
 from ._select import select_history
 
@@ -103,14 +104,7 @@ def _annotated(group: ItemGroup, items: Sequence[Any], annotate: Annotate | None
     uses: list[str] = []
     pinned = None
     for k in group.indices:
-        found = annotate(items[k]) or {}
-        if not isinstance(found, Mapping):
-            raise TypeError(f"annotate(items[{k}]) must return a mapping or None, got {type(found).__name__}")
-        unknown = sorted(set(found) - set(ANNOTATION_FIELDS))
-        if unknown:
-            raise ValueError(
-                f"annotate(items[{k}]) returned unknown field(s) {unknown}; allowed: {list(ANNOTATION_FIELDS)}"
-            )
+        found = checked_annotation(annotate(items[k]) or {}, ANNOTATION_FIELDS, f"what annotate(items[{k}]) returned")
         binds.update(found.get("binds") or {})
         uses.extend(u for u in found.get("uses") or () if u not in uses)
         pinned = bool(found["pinned"]) if "pinned" in found else pinned
