@@ -1439,29 +1439,28 @@ def _local_edges(
 ) -> np.ndarray:
     """The edges of the CSR rows ``slots`` (ascending) whose prerequisite is active (and whose entry is in
     ``in_force``), (E, 2) ``(dependent, prerequisite)`` in positions of ``slots``."""
-    entries, counts = _entries(ptr, slots)
+    entries, indptr = _entries(ptr, slots)
     prerequisites = values[entries]
     on = active[prerequisites]
     if in_force is not None:
         on &= in_force[entries]
-    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), counts)
+    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(indptr))
     return np.stack([dependents[on], np.searchsorted(slots, prerequisites[on])], axis=1)
 
 
 def _entries(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The positions of the entries of the CSR rows ``rows`` (``ptr`` their offsets), row after row in
-    that order, and each row's entry count."""
+    that order, and the offsets of the sub-CSR they form."""
     starts = ptr[rows]
     counts = ptr[rows + 1] - starts
-    ends = np.cumsum(counts)
-    return np.repeat(starts - (ends - counts), counts) + np.arange(ends[-1] if ends.shape[0] else 0), counts
+    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return np.repeat(starts - indptr[:-1], counts) + np.arange(indptr[-1]), indptr
 
 
 def gathered(ptr: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows ``rows`` of the CSR ``ptr``/``values``, in that order: ``(values, indptr)`` of the sub-CSR."""
-    entries, counts = _entries(ptr, rows)
-    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
+    entries, indptr = _entries(ptr, rows)
     return values[entries], indptr
 
 
