@@ -7,6 +7,7 @@ return the messages ``to_messages`` gives.
 
 from __future__ import annotations
 
+import collections
 import copy
 import json
 import threading
@@ -346,6 +347,21 @@ def test_a_message_edited_in_place_is_seen_on_the_next_call():
         select(messages, 150, cache=cache).report.to_dict()
         == select(messages, 150, cache=SelectCache()).report.to_dict()
     )
+
+
+def test_messages_in_dict_subclasses_are_selected_as_plain_dicts():
+    """The history's snapshot of each record copies what the planner accepts, mappings of any
+    dict type included (``marshal`` refuses a subclass; ``copied_json`` copies it level by level)."""
+
+    def ordered(value):
+        if isinstance(value, dict):
+            return collections.OrderedDict((k, ordered(v)) for k, v in value.items())
+        return [ordered(v) for v in value] if isinstance(value, list) else value
+
+    plain = select(copy.deepcopy(SAMPLE), 120)
+    got = select([ordered(m) for m in SAMPLE], 120, cache=SelectCache())
+    assert got.messages == plain.messages
+    assert all(type(m) is dict for m in got.messages)
 
 
 def test_a_json_copy_of_the_messages_is_recognized_as_the_same_history():

@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/agent_turn.py turn                       # archived 0, 1,000, 10,000, 100,000
     .venv/bin/python tools/agent_turn.py turn --archived 0 --turns 400
+    .venv/bin/python tools/agent_turn.py breakdown --archived 0 10000
     HF_HUB_OFFLINE=1 .venv/bin/python tools/agent_turn.py minilm    # all-MiniLM-L6-v2 (the sentence extra)
     .venv/bin/python tools/agent_turn.py chain --n 20000
 
@@ -11,6 +12,11 @@ turn     ``dsgc_bench.agent_turn.AgentSession``: ``add_messages`` of the turn's 
          ``--archived`` size (the history before the timed turns, added in one batch and compacted
          once), their turns interleaved; the median of each step and of the whole turn over
          ``--turns`` turns.
+breakdown  the same turns, each part of the store's work timed (module functions and methods
+         wrapped while it runs, SQLite through a timing proxy of the archive's connection): the
+         median per turn of each part (summed over the turn's steps) and of what is left of each
+         step beside its parts (Python glue, NumPy calls on the store's small arrays).  The
+         wrappers add a little to every step: the ``turn`` table gives the turn's time.
 minilm   the same turns with all-MiniLM-L6-v2 (``SentenceEncoder``, nothing cached), each beside one
          call of a second instance of the encoder over the turn's new texts (the messages' texts,
          in one batch), interleaved; the median of turn / encoder-call and the encoder calls and
@@ -23,13 +29,18 @@ chain    ``dsgc_bench.agent_turn.chain_store(n)`` compacted with a live root at 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sqlite3
 import time
 import tracemalloc
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
 import dsgc_fast
 from dsgc_bench.agent_turn import AgentSession, CountingEncoder, chain_arrays, chain_store
+from dsgc_fast import archive, messages, store
 from dsgc_fast.messages import add_messages, compact_messages, message_text, to_messages
 
 
@@ -63,6 +74,114 @@ def turn_table(archived: list[int], count: int) -> None:
             f"| {store.total - len(store):,} | {len(store)} | {_ms(med['add'])} | {_ms(med['compact'])} "
             f"| {_ms(med['send'])} | {_ms(med['turn'])} |"
         )
+
+
+#: the parts of a turn ``breakdown`` times: (step, part, owner, attribute); an owner's attribute is
+#: replaced by a timing wrapper (the parts never call one another, so their times add up)
+PARTS: list[tuple[str, str, Any, str]] = [
+    ("add", "plan (checks, costs)", messages, "plan_records"),
+    ("add", "encode (table lookup)", store.MemoryStore, "_encode"),
+    ("add", "induction", store.MemoryStore, "_induce"),
+    ("add", "block checks", store, "checked_block"),
+    ("add", "rows (to_row)", archive.Block, "to_row"),
+    ("compact", "chat facts", store.ChatFacts, "ages"),
+    ("compact", "turn roots", store.MemoryStore, "_turn_roots"),
+    ("compact", "query", store.MemoryStore, "_query"),
+    ("compact", "graph gather", store.MemoryStore, "_active_graph"),
+    ("compact", "referent gather", store._Referents, "active_index"),
+    ("compact", "decide (retain)", store, "decide"),
+    ("compact", "report", store, "build_report"),
+    ("send", "check_messages", messages, "check_messages"),
+]
+STEPS = ("add", "compact", "send")
+
+
+class _TimedConnection:
+    """A connection whose ``execute``/``executemany`` add their time to ``spent["sqlite"]``."""
+
+    def __init__(self, connection: sqlite3.Connection, spent: dict[str, float]) -> None:
+        self._connection, self._spent = connection, spent
+
+    def _timed(self, method: Callable[..., Any], *args: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return method(*args)
+        finally:
+            self._spent["sqlite"] += time.perf_counter() - t0
+
+    def execute(self, *args: Any) -> Any:
+        return self._timed(self._connection.execute, *args)
+
+    def executemany(self, *args: Any) -> Any:
+        return self._timed(self._connection.executemany, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+
+@contextlib.contextmanager
+def _timing(spent: dict[str, float]) -> Iterator[None]:
+    """Every ``PARTS`` attribute wrapped to add its time to ``spent[part]`` while the block runs."""
+    saved = []
+    for _, part, owner, name in PARTS:
+        original = owner.__dict__[name]
+
+        def timed(*args: Any, _f: Callable[..., Any] = original, _part: str = part, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                spent[_part] += time.perf_counter() - t0
+
+        saved.append((owner, name, original))
+        setattr(owner, name, timed)
+    try:
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+def breakdown_table(archived: list[int], count: int) -> None:
+    """The median per turn of each part (``PARTS``, SQLite) and of each step's rest, in microseconds."""
+    sessions = [AgentSession(archived=target, timed=count) for target in archived]
+    spent: dict[str, float] = {}
+    for session in sessions:
+        db = session.store._archive
+        db._connection = _TimedConnection(db._conn, spent)  # type: ignore[assignment]
+    parts = [part for _, part, _, _ in PARTS] + ["sqlite"]
+    rows: list[dict[str, list[float]]] = [{k: [] for k in (*parts, *STEPS, "turn")} for _ in sessions]
+    with _timing(spent):
+        for _ in range(count):
+            for session, times in zip(sessions, rows):
+                batch = session.batches[session.next]
+                session.next += 1
+                turn = dict.fromkeys(parts, 0.0)
+                step = {}
+                for name in STEPS:
+                    spent.update(dict.fromkeys(parts, 0.0))
+                    t0 = time.perf_counter()
+                    if name == "add":
+                        add_messages(session.store, batch)
+                    elif name == "compact":
+                        compact_messages(session.store, session.budget)
+                    else:
+                        to_messages(session.store)
+                    step[name] = time.perf_counter() - t0
+                    times[name].append(step[name] - sum(spent.values()))
+                    for part in parts:
+                        turn[part] += spent[part]
+                for part in parts:
+                    times[part].append(turn[part])
+                times["turn"].append(sum(step.values()))
+    print("| step | part | " + " | ".join(f"{s.store.total - len(s.store):,} archived" for s in sessions) + " |")
+    print("| --- | --- |" + " ---: |" * len(sessions))
+    owner = {part: step for step, part, _, _ in PARTS} | {"sqlite": "all"}
+    rest = {"add": "rest", "compact": "rest", "send": "rest (the messages' copies)"}
+    for key in (*parts, *STEPS, "turn"):
+        label = (owner[key], key) if key in owner else (key, rest[key]) if key in STEPS else ("", "**turn**")
+        cells = [f"{np.median(t[key]) * 1e6:.0f} us" for t in rows]
+        print(f"| {label[0]} | {label[1]} | " + " | ".join(cells) + " |")
 
 
 def minilm_table(count: int) -> None:
@@ -132,7 +251,7 @@ def chain_table(n: int, rounds: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["turn", "minilm", "chain"])
+    parser.add_argument("what", choices=["turn", "breakdown", "minilm", "chain"])
     parser.add_argument("--archived", type=int, nargs="+", default=[0, 1_000, 10_000, 100_000])
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--n", type=int, nargs="+", default=[20_000])
@@ -140,6 +259,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.what == "turn":
         turn_table(args.archived, args.turns)
+    elif args.what == "breakdown":
+        breakdown_table(args.archived, args.turns)
     elif args.what == "minilm":
         minilm_table(min(args.turns, 100))
     else:

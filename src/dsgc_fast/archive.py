@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import marshal
 import os
 import sqlite3
 import stat
@@ -149,9 +150,9 @@ class Block:
             self.text,
             self.cost,
             np.ascontiguousarray(self.embedding if embedding is None else embedding, dtype=width).tobytes(),
-            json.dumps(list(self.depends_on)),
-            json.dumps(self.binds),
-            json.dumps(list(self.uses)),
+            _json_text(list(self.depends_on)),
+            _json_text(self.binds),
+            _json_text(list(self.uses)),
             int(self.pinned),
             json.dumps(self.meta),
         )
@@ -180,12 +181,32 @@ class Block:
 
 
 def copied_json(value: Any) -> Any:
-    """A deep copy of decoded JSON data (dicts, lists, scalars)."""
+    """A deep copy of decoded JSON data (dicts, lists, scalars): it shares no dict or list with ``value``.
+
+    Data of the exact JSON types (what the store keeps) is copied by one ``marshal`` round
+    trip, which rebuilds every container in C (a container met twice in ``value`` is one
+    container met twice in the copy, as with ``copy.deepcopy``); anything marshal refuses (a
+    dict subclass, say) is copied level by level, dicts and lists as plain ones.
+    """
+    try:
+        return marshal.loads(marshal.dumps(value))
+    except ValueError:
+        return _copied_levels(value)
+
+
+def _copied_levels(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: v if type(v) is str else copied_json(v) for k, v in value.items()}
+        return {k: v if type(v) is str else _copied_levels(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [v if type(v) is str else copied_json(v) for v in value]
+        return [v if type(v) is str else _copied_levels(v) for v in value]
     return value
+
+
+def _json_text(value: list | dict) -> str:
+    """``json.dumps(value)``, without its fixed cost for an empty list or dict (most blocks' links)."""
+    if value:
+        return json.dumps(value)
+    return "[]" if isinstance(value, list) else "{}"
 
 
 def _decoded(text: Any, kind: type) -> Any:

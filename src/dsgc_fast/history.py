@@ -340,7 +340,7 @@ def _selection(
     kept = result.retained.tolist()
     sent = [cut.get(i) or blocks[i] for i in kept] + ([table.block] if table is not None else [])
     return Selection(
-        messages=chat_messages(sent, copy=copied_json),
+        messages=chat_messages(sent, copy=True),
         indices=kept,
         ids=tuple(ids),
         report=report,

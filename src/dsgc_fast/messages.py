@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import numpy as np
@@ -470,7 +470,7 @@ def add_records(
         except (TypeError, ValueError) as exc:
             raise SessionError(str(exc), unembedded[0][0]) from None
         for (_, kwargs), row in zip(unembedded, rows):
-            kwargs["embedding"] = row
+            kwargs["encoded"] = row
     return store._add_all([kwargs for _, kwargs in plans], lambda k, exc: SessionError(str(exc), plans[k][0]))
 
 
@@ -669,14 +669,15 @@ def compact_messages(
 # -- blocks -> messages -------------------------------------------------------------------
 def to_messages(store: MemoryStore) -> list[dict[str, Any]]:
     """The active blocks as a valid chat message list, oldest first (``chat_messages``)."""
-    return chat_messages(store._shared_blocks(), copy=copied_json)
+    return chat_messages(store._shared_blocks(), copy=True)
 
 
-def chat_messages(blocks: Iterable[Block], *, copy: Callable[[Any], Any] | None = None) -> list[dict[str, Any]]:
+def chat_messages(blocks: Iterable[Block], *, copy: bool = False) -> list[dict[str, Any]]:
     """Blocks (oldest first) as a valid chat message list.
 
-    Message blocks give back their message (without the annotation; through ``copy`` if
-    given); a binding table becomes a system message right after the leading system
+    Message blocks give back their message (without the annotation): the block's own dict,
+    or with ``copy`` a deep copy of the whole list (``archive.copied_json``, checked after
+    copying); a binding table becomes a system message right after the leading system
     messages; any other block becomes a system message at its position.  Raises
     ``ValueError`` if the result would hold an orphan tool message (which compaction never
     produces).
@@ -685,7 +686,7 @@ def chat_messages(blocks: Iterable[Block], *, copy: Callable[[Any], Any] | None 
     tables = []
     for block in blocks:
         if "message" in block.meta:
-            out.append(block.meta["message"] if copy is None else copy(block.meta["message"]))
+            out.append(block.meta["message"])
         elif block.meta.get("kind") == BINDING_TABLE_KIND:
             tables.append({"role": "system", "content": block.text})
         else:
@@ -694,6 +695,8 @@ def chat_messages(blocks: Iterable[Block], *, copy: Callable[[Any], Any] | None 
     while lead < len(out) and out[lead].get("role") in ROOT_ROLES:
         lead += 1
     out[lead:lead] = tables
+    if copy:
+        out = copied_json(out)
     check_messages(out)
     return out
 
@@ -718,4 +721,6 @@ def check_messages(messages: Sequence[Mapping[str, Any]]) -> None:
             continue
         if pending:
             raise ValueError(f"messages[{k}]: tool call(s) {sorted(pending)} have no result before it")
-        pending = {c["id"] for c in message.get("tool_calls") or ()}
+        calls = message.get("tool_calls")
+        if calls:
+            pending = {c["id"] for c in calls}

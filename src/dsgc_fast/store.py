@@ -83,6 +83,20 @@ RECENT_TEXTS = 256
 AGENT_PARAMS = Params(policy="agent")
 
 
+class _Forks:
+    """How many forks led to this process (each forked child counts one more), so that a
+    store can tell it runs in a process forked after it was opened without a system call."""
+
+    count = 0
+
+    @classmethod
+    def forked(cls) -> None:
+        cls.count += 1
+
+
+os.register_at_fork(after_in_child=_Forks.forked)
+
+
 def _serialized(method: Callable) -> Callable:
     """Run ``method`` holding the store's lock, on an open store, in the process that opened it."""
 
@@ -156,6 +170,7 @@ class MemoryStore:
         self._counter = token_counter_of(tokenizer)
         self._lock = threading.RLock()
         self._pid = os.getpid()
+        self._forks = _Forks.count
         self._closed = False
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
@@ -190,7 +205,7 @@ class MemoryStore:
 
     def _enter(self) -> None:
         """Take the store's lock; raise unless the store is open and this process opened it."""
-        if self._pid != os.getpid() and self._archive.path != ":memory:":
+        if self._forks != _Forks.count and self._archive.path != ":memory:":
             raise RuntimeError(
                 f"this MemoryStore was opened by process {self._pid} on {self._archive.path!r}; "
                 "a forked process must open its own store"
@@ -239,7 +254,6 @@ class MemoryStore:
         self._active = _Growable(np.bool_)
         self._deleted = _Growable(np.bool_)
         self._pinned = _Growable(np.bool_)
-        self._from_text = _Growable(np.bool_)  # the embedding is the store's encoder's row of the block's text
         self._slot_array: np.ndarray | None = None  # the active slots, ascending (None: read them off _active)
         self._appended: list[int] = []  # active slots appended since _slot_array was set
         self._prerequisites = _Growable(np.int64)  # with _edge_ptr: CSR of slot -> the slots it depends on
@@ -268,7 +282,6 @@ class MemoryStore:
         *,
         active: bool,
         deleted: bool = False,
-        from_text: bool = False,
     ) -> None:
         if embedding is None:
             raise ValueError(f"block {block.id!r} has no embedding")
@@ -276,7 +289,6 @@ class MemoryStore:
         if self._emb is None:
             self._emb = _Growable(self._width, embedding.shape[0])
         self._emb.append(embedding)
-        self._from_text.append(from_text)
         self._cost.append(block.cost)
         self._active.append(active)
         self._deleted.append(deleted)
@@ -409,29 +421,29 @@ class MemoryStore:
     def _prepared(
         self, text: str, *, id: str | None = None, depends_on: Iterable[str] = (), binds: Mapping[str, str] | None = None,
         uses: Iterable[str] = (), embedding: Any = None, cost: int | None = None, pinned: bool = False,
-        meta: Mapping[str, Any] | None = None, induce: bool = False,
+        meta: Mapping[str, Any] | None = None, induce: bool = False, encoded: np.ndarray | None = None,
     ) -> tuple[Block, np.ndarray, list[int]]:  # fmt: skip
         """The block ``add`` appends next (every argument checked), its embedding, and the archived slots it brings back.
 
-        With ``induce`` the store's inducer reads the block last, once nothing can refuse it
-        before it is written, and the block is marked as induced.
+        ``encoded``: the row ``_encode`` gave for ``text`` (checked there), used instead of
+        ``embedding``.  With ``induce`` the store's inducer reads the block last, once
+        nothing can refuse it before it is written, and the block is marked as induced.
         """
+        induce = _check_flag("induce", induce)
         block = checked_block(
             text, seq=len(self._ids), id=id, depends_on=depends_on, binds=binds, uses=uses, cost=cost, pinned=pinned,
-            meta=meta, known=self._slot_of, counter=self._counter,
+            meta=meta, known=self._slot_of, counter=self._counter, induced=induce,
         )  # fmt: skip
-        induce = _check_flag("induce", induce)
         for prerequisite in block.depends_on:
             if self._deleted.view()[self._slot_of[prerequisite]]:
                 raise ValueError(f"dependency {prerequisite!r} was deleted")
-        vector = self._stored(
-            self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
-        )
+        if encoded is None:
+            encoded = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
+        vector = self._stored(encoded)
         binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
         missing = self._archived_closure(binders)
         if induce:
             self._induce(block)
-            block = dataclasses.replace(block, meta={**block.meta, INDUCED_KEY: True})
         return block, vector, missing
 
     def _induce(self, block: Block) -> None:
@@ -809,7 +821,6 @@ class MemoryStore:
         for slot, block in cut.items():
             self._active_blocks[slot] = block
             self._cost.view()[slot] = block.cost
-            self._from_text.view()[slot] = False
         self._active.view()[slots[gone]] = False
         for slot in evicted:
             del self._active_blocks[slot]
@@ -1109,10 +1120,12 @@ def checked_block(
     meta: Mapping[str, Any] | None,
     known: Container[str],
     counter: TokenCounter,
+    induced: bool = False,
 ) -> Block:
     """The block ``MemoryStore.add`` would append as number ``seq`` (no embedding), every argument checked.
 
-    ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``.
+    ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``;
+    ``induced`` marks the block as added with ``induce=True`` (``meta[INDUCED_KEY]``).
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -1132,7 +1145,7 @@ def checked_block(
         binds=_check_binds(binds),
         uses=_check_uses(uses),
         pinned=_check_flag("pinned", pinned),
-        meta=_check_meta(meta),
+        meta={**_check_meta(meta), INDUCED_KEY: True} if induced else _check_meta(meta),
     )
 
 
@@ -1426,20 +1439,29 @@ def _local_edges(
 ) -> np.ndarray:
     """The edges of the CSR rows ``slots`` (ascending) whose prerequisite is active (and whose entry is in
     ``in_force``), (E, 2) ``(dependent, prerequisite)`` in positions of ``slots``."""
-    prerequisites, indptr = gathered(ptr, values, slots)
-    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(indptr))
+    entries, indptr = _entries(ptr, slots)
+    prerequisites = values[entries]
     on = active[prerequisites]
     if in_force is not None:
-        on &= gathered(ptr, in_force, slots)[0]
+        on &= in_force[entries]
+    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(indptr))
     return np.stack([dependents[on], np.searchsorted(slots, prerequisites[on])], axis=1)
+
+
+def _entries(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the entries of the CSR rows ``rows`` (``ptr`` their offsets), row after row in
+    that order, and the offsets of the sub-CSR they form."""
+    starts = ptr[rows]
+    counts = ptr[rows + 1] - starts
+    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return np.repeat(starts - indptr[:-1], counts) + np.arange(indptr[-1]), indptr
 
 
 def gathered(ptr: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows ``rows`` of the CSR ``ptr``/``values``, in that order: ``(values, indptr)`` of the sub-CSR."""
-    counts = ptr[rows + 1] - ptr[rows]
-    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    return values[np.repeat(ptr[rows] - indptr[:-1], counts) + np.arange(indptr[-1])], indptr
+    entries, indptr = _entries(ptr, rows)
+    return values[entries], indptr
 
 
 class _Gather(Sequence[str]):

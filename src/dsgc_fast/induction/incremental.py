@@ -54,6 +54,8 @@ Pair = tuple[int, int]
 
 
 def _pairs(pairs: list[Pair] | set[Pair]) -> np.ndarray:
+    if not pairs:  # most blocks: no array construction from an empty list
+        return np.empty((0, 2), dtype=np.int64)
     return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from . import json_values
@@ -151,6 +152,7 @@ def parts(text: str, message: Mapping[str, Any] | None = None, where: str = "mes
     )
 
 
+@lru_cache(maxsize=1 << 16)
 def word_key(word: str) -> str:
     """The key a prose word offers (module docstring)."""
     number = json_values.number_text_key(word)
