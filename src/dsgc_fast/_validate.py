@@ -143,8 +143,13 @@ def query(value: Any) -> np.ndarray:
         raise ValueError(f"query_emb must be (d,) or (m, d) with m >= 1, got shape {np.shape(value)}")
     if arr.shape[1] == 0:
         raise ValueError("query_emb has an empty embedding dimension")
-    out = np.ascontiguousarray(arr, dtype=np.float64)
-    if not checks.all_finite(out):
+    if arr.dtype == np.float32:  # an encoder's output: widened and checked in one pass
+        out = np.empty(arr.shape, dtype=np.float64)
+        finite = checks.widen_finite(arr, out)
+    else:
+        out = np.ascontiguousarray(arr, dtype=np.float64)
+        finite = checks.all_finite(out)
+    if not finite:
         raise ValueError("query_emb contains NaN or inf")
     return out
 
