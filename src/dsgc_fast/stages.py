@@ -175,7 +175,7 @@ def propagate(graph: DependencyGraph, r: Floats, hops: int, decay: float) -> Flo
     out = np.empty(n, dtype=np.float64)
     if hops == 1:
         kernel = pick(n, propagation.one_hop, propagation.one_hop_par)
-        kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, r, row_parts(n), out)
+        kernel(graph.dep_indptr, graph.dep_cols, graph.dep_rows, r, row_parts(n), out)
     else:
         par = _config.parallel(n)
         kernel = propagation.k_hop_par if par else propagation.k_hop
@@ -220,7 +220,7 @@ def weighted_one_hop(
     kept = np.empty(n, dtype=np.int8)
     codes = REASON_CODES[0], REASON_CODES[1]
     pick(n, propagation.one_hop_scores, propagation.one_hop_scores_par)(
-        graph.dep_indptr, graph.dep_indices, graph.dep_rows, relevance, cost, lambda_pi, density_exponent, *codes,
+        graph.dep_indptr, graph.dep_cols, graph.dep_rows, relevance, cost, lambda_pi, density_exponent, *codes,
         row_parts(n), support, scores, kept,
     )  # fmt: skip
     return support, scores, kept
