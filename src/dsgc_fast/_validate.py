@@ -192,8 +192,8 @@ def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
             raise ValueError(f"{name} has values too large for int64")
     elif kind == "u" and arr.size and arr.max() > _INDEX_LIMIT:
         raise ValueError(f"{name} has values too large for int64")
-    elif kind == "i" and arr.itemsize == 8 and arr.flags.c_contiguous:
-        return arr  # int64 already
+    elif arr.dtype == np.int64 and arr.flags.c_contiguous:
+        return arr  # native int64 already (a byte-swapped one is converted below)
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
