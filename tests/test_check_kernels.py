@@ -16,6 +16,11 @@ _floats = hnp.arrays(
     st.tuples(st.integers(1, 4), st.integers(1, 40)),
     elements=st.floats(allow_nan=True, allow_infinity=True, width=64),
 )
+_floats32 = hnp.arrays(
+    np.float32,
+    st.tuples(st.integers(1, 4), st.integers(1, 40)),
+    elements=st.floats(allow_nan=True, allow_infinity=True, width=32),
+)
 _costs = hnp.arrays(np.int64, st.integers(1, 60), elements=st.integers(-(2**62), 2**62))
 
 
@@ -23,6 +28,14 @@ _costs = hnp.arrays(np.int64, st.integers(1, 60), elements=st.integers(-(2**62),
 @given(_floats)
 def test_all_finite_is_numpy_isfinite_all(x):
     assert checks.all_finite(x) == bool(np.isfinite(x).all())
+
+
+@settings(max_examples=examples(2))
+@given(_floats32)
+def test_widen_finite_is_astype_and_isfinite_all(x):
+    out = np.full(x.shape, 7.0)
+    assert checks.widen_finite(x, out) == bool(np.isfinite(x).all())
+    assert out.tobytes() == x.astype(np.float64).tobytes()
 
 
 @settings(max_examples=examples(2))

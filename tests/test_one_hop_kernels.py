@@ -91,6 +91,13 @@ def test_edge_rows_name_each_entry_row():
     assert not graph.dep_rows.flags.writeable
 
 
+def test_edge_cols_are_the_dependents_at_half_width():
+    graph = dsgc_fast.DependencyGraph.from_edges(5, [(1, 0), (2, 0), (4, 3), (3, 0)])
+    assert graph.dep_cols.tolist() == graph.dep_indices.tolist() == [1, 2, 3, 4]
+    assert graph.dep_cols.dtype == np.int32
+    assert not graph.dep_cols.flags.writeable
+
+
 @given(retention_cases())
 @settings(max_examples=examples(2))
 def test_large_store_path_equals_ref(case):

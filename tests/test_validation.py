@@ -127,3 +127,17 @@ def test_non_contiguous_and_int32_inputs():
     got = dsgc_fast.retain(np.ones(4), embs, costs, 15, edges=edges)
     want = dsgc_ref.retain([1.0] * 4, embs.tolist(), costs.tolist(), 15, edges=edges.tolist())
     assert got.retained.tolist() == want.retained
+
+
+@pytest.mark.parametrize("n", [20, 40_000])  # the fused small-store path and the stage path
+def test_byte_swapped_inputs_score_as_native_ones(n):
+    """Big-endian float32 and int64 arrays (as read from some files) give the native result."""
+    rng = np.random.default_rng(2)
+    embs, q = rng.normal(size=(n, 8)).astype(np.float32), rng.normal(size=8).astype(np.float32)
+    costs = rng.integers(1, 9, size=n)
+    edges = np.stack([np.arange(1, n), np.arange(n - 1)], axis=1)
+    swapped = [a.astype(a.dtype.newbyteorder(">")) for a in (q, embs, costs, edges)]
+    got = dsgc_fast.retain(*swapped[:3], n, edges=swapped[3], order=np.arange(n)[::-1].astype(">i8"))
+    want = dsgc_fast.retain(q, embs, costs, n, edges=edges, order=np.arange(n)[::-1])
+    assert got.retained.tolist() == want.retained.tolist()
+    assert got.scores.tobytes() == want.scores.tobytes()

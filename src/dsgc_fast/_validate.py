@@ -20,7 +20,14 @@ from .kernels import checks
 _INDEX_LIMIT = INT64_MAX // 4
 
 
+#: dtype kinds of real numbers: signed and unsigned integers, floats
+_REAL_KINDS = "iuf"
+
+
 def _numeric_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as an ndarray of real numbers (a plain real ndarray is returned as it is)."""
+    if type(value) is np.ndarray and value.dtype.kind in _REAL_KINDS:
+        return value
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
@@ -30,7 +37,7 @@ def _numeric_array(name: str, value: Any) -> np.ndarray:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
             raise TypeError(f"{name} must be numeric, got an object array") from None
-    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+    if arr.dtype.kind not in _REAL_KINDS:
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     return arr
 
@@ -56,6 +63,8 @@ def embeddings(name: str, value: Any, d: int | None = None) -> np.ndarray:
 def block_embeddings(value: Any, d: int) -> Any:
     """``block_embs`` of ``retain``: a ``TiledEmbeddings`` or ``QuantizedEmbeddings`` (already
     checked when built) of dimension d, or a plain matrix (``embeddings``)."""
+    if isinstance(value, np.ndarray):
+        return embeddings("block_embs", value, d)
     from .embeddings import QuantizedEmbeddings, TiledEmbeddings
 
     if isinstance(value, (TiledEmbeddings, QuantizedEmbeddings)):
@@ -134,8 +143,13 @@ def query(value: Any) -> np.ndarray:
         raise ValueError(f"query_emb must be (d,) or (m, d) with m >= 1, got shape {np.shape(value)}")
     if arr.shape[1] == 0:
         raise ValueError("query_emb has an empty embedding dimension")
-    out = np.ascontiguousarray(arr, dtype=np.float64)
-    if not checks.all_finite(out):
+    if arr.dtype == np.float32:  # an encoder's output: widened and checked in one pass
+        out = np.empty(arr.shape, dtype=np.float64)
+        finite = checks.widen_finite(arr, out)
+    else:
+        out = np.ascontiguousarray(arr, dtype=np.float64)
+        finite = checks.all_finite(out)
+    if not finite:
         raise ValueError("query_emb contains NaN or inf")
     return out
 
@@ -170,13 +184,16 @@ def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if n is not None and arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
-    if arr.dtype.kind == "f":
+    kind = arr.dtype.kind
+    if kind == "f":
         if not (np.isfinite(arr).all() and (arr == np.floor(arr)).all()):
             raise TypeError(f"{name} must hold integers, got non-integral values")
         if arr.size and np.abs(arr).max() > _INDEX_LIMIT:
             raise ValueError(f"{name} has values too large for int64")
-    elif arr.dtype.kind == "u" and arr.size and arr.max() > _INDEX_LIMIT:
+    elif kind == "u" and arr.size and arr.max() > _INDEX_LIMIT:
         raise ValueError(f"{name} has values too large for int64")
+    elif arr.dtype == np.int64 and arr.flags.c_contiguous:
+        return arr  # native int64 already (a byte-swapped one is converted below)
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 

@@ -21,9 +21,9 @@ class DependencyGraph:
     """Prerequisite edges ``(j, i)`` ("block j depends on block i") over ``n`` blocks.
 
     ``dep_indptr``/``dep_indices``  CSR: row i lists the j that depend on i (ascending); the
-    direction scoring walks.  ``dep_rows``: the row of each CSR entry (what the one-hop
-    kernels walk), and ``prerequisites``: the reverse CSR (row j lists the i that j depends
-    on); both are built on first use.
+    direction scoring walks.  ``dep_rows`` and ``dep_cols``: the row and the column of each
+    CSR entry, int32 when n fits (what the one-hop kernels walk), and ``prerequisites``: the
+    reverse CSR (row j lists the i that j depends on); all are built on first use.
 
     The edge list is read as a set: duplicate edges count once and self-loops are dropped
     (a block is not its own prerequisite).  Build once with ``from_edges`` and pass the
@@ -72,6 +72,14 @@ class DependencyGraph:
         fill_edge_rows(self.dep_indptr, rows)
         rows.flags.writeable = False
         return rows
+
+    @cached_property
+    def dep_cols(self) -> np.ndarray:
+        """``dep_indices`` in the width of ``dep_rows`` (int32 when n fits): the copy the
+        one-hop kernels read, half the bytes of the int64 array."""
+        cols = self.dep_indices.astype(self.dep_rows.dtype)
+        cols.flags.writeable = False
+        return cols
 
     @cached_property
     def prerequisites(self) -> tuple[np.ndarray, np.ndarray]:

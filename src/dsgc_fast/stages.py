@@ -151,11 +151,12 @@ def mixture(a: Floats, weights: Floats, tau: float | None) -> Floats:
     """
     m, n = a.shape
     softmax = pick(n, scoring.softmax, scoring.softmax_par)
+    fused = softmax is scoring.softmax  # serial: each exponential joins the sum as it is formed
     if m == 1:
         if tau is None:
             return a[0]
         out = np.empty(n, dtype=np.float64)
-        softmax(a[0], tau, out)
+        softmax(a[0], tau, fused, out)
         return out
     acc = np.zeros(n, dtype=np.float64)
     tmp = np.empty(n, dtype=np.float64)
@@ -163,7 +164,7 @@ def mixture(a: Floats, weights: Floats, tau: float | None) -> Floats:
         if tau is None:
             scoring.accumulate(acc, weights[k], a[k])
         else:
-            softmax(a[k], tau, tmp)
+            softmax(a[k], tau, fused, tmp)
             scoring.accumulate(acc, weights[k], tmp)
     return acc
 
@@ -174,7 +175,7 @@ def propagate(graph: DependencyGraph, r: Floats, hops: int, decay: float) -> Flo
     out = np.empty(n, dtype=np.float64)
     if hops == 1:
         kernel = pick(n, propagation.one_hop, propagation.one_hop_par)
-        kernel(graph.dep_indptr, graph.dep_indices, graph.dep_rows, r, row_parts(n), out)
+        kernel(graph.dep_indptr, graph.dep_cols, graph.dep_rows, r, row_parts(n), out)
     else:
         par = _config.parallel(n)
         kernel = propagation.k_hop_par if par else propagation.k_hop
@@ -219,7 +220,7 @@ def weighted_one_hop(
     kept = np.empty(n, dtype=np.int8)
     codes = REASON_CODES[0], REASON_CODES[1]
     pick(n, propagation.one_hop_scores, propagation.one_hop_scores_par)(
-        graph.dep_indptr, graph.dep_indices, graph.dep_rows, relevance, cost, lambda_pi, density_exponent, *codes,
+        graph.dep_indptr, graph.dep_cols, graph.dep_rows, relevance, cost, lambda_pi, density_exponent, *codes,
         row_parts(n), support, scores, kept,
     )  # fmt: skip
     return support, scores, kept

@@ -28,6 +28,21 @@ def all_finite(x):
     return s == 0.0
 
 
+@numba.njit(**JIT, fastmath={"reassoc"})
+def widen_finite(x, out):
+    """out <- x (a 2-D float32 array) as float64 (exact); True iff every entry is finite.
+
+    One pass for the conversion and the check (``all_finite``'s sum of x_ij * 0.0).
+    """
+    s = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            v = np.float64(x[i, j])
+            out[i, j] = v
+            s += v * 0.0
+    return s == 0.0
+
+
 @numba.njit(**JIT)
 def cost_bounds(c):
     """(any c_i < 0, max_i c_i, sum_i c_i) of a non-empty int64 vector, in one pass.

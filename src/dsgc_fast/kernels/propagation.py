@@ -1,7 +1,8 @@
 """Propagation kernels over the dependents CSR (row i lists the blocks that depend on i).
 
 The one-hop kernels walk the CSR entries in order with the row of each entry beside them
-(``DependencyGraph.dep_rows``), over row ranges balanced by rows plus edges; ``PARTS`` ranges
+(``DependencyGraph.dep_rows``; the columns come as ``dep_cols``, int32 like the rows when n
+fits, so the pass reads half the index bytes), over row ranges balanced by rows plus edges; ``PARTS`` ranges
 per parallel call, taken by the threads (any split gives the same bits: rows are owned).
 """
 

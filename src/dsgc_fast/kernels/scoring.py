@@ -193,20 +193,28 @@ def maximum(a):
     return m
 
 
-def _softmax_impl(a, tau, out):
+def _softmax_impl(a, tau, fused, out):
     """out_i = exp((a_i - max a) / tau) / sum_k exp((a_k - max a) / tau); sum left to right.
 
-    The maximum and the denominator are sequential loops (the sum must run left to right);
-    the exponentials and the divisions are row-owned, so the parallel twin splits them over
-    threads and still gives the serial bits.
+    ``fused`` (the serial callers): one pass forms each exponential and adds it to the
+    running sum, whose latency then hides behind the exponential's.  Otherwise (the
+    parallel twin) the exponentials are split over threads and summed after, in one
+    sequential loop.  The divisions are row-owned.  Either way the denominator is the one
+    left-to-right sum, so both give the same bits.
     """
     n = a.shape[0]
     m = maximum(a)
-    for i in numba.prange(n):
-        out[i] = math.exp((a[i] - m) / tau)
     s = 0.0
-    for i in range(n):
-        s += out[i]
+    if fused:
+        for i in range(n):
+            e = math.exp((a[i] - m) / tau)
+            out[i] = e
+            s += e
+    else:
+        for i in numba.prange(n):
+            out[i] = math.exp((a[i] - m) / tau)
+        for i in range(n):
+            s += out[i]
     for i in numba.prange(n):
         out[i] = out[i] / s
 

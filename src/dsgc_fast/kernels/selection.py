@@ -174,11 +174,21 @@ def _place(keys, total, stride, rem, aim):
 
 
 @numba.njit(**JIT)
+def _sides(score, cost, rem, prefix, threshold, floor):
+    """(to the candidates, to the band) for one block: eligible (every block under prefix,
+    else those costing at most ``rem``) and at or above ``threshold``, or eligible and in
+    [floor, threshold)."""
+    fits = (cost <= rem) | prefix
+    above = fits & (score >= threshold)
+    return above, fits & (score >= floor) & ~above
+
+
+@numba.njit(**JIT)
 def _split_range(scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand, c, act, w):
-    """The round's pass over ``src[lo:hi]`` (None: blocks lo..hi-1), in tie order: eligible
-    blocks at or above ``threshold`` are appended to ``cand`` from position ``c``, those in
-    [floor, threshold) to ``act`` from ``w`` (``act`` may be ``src`` itself: it is written
-    behind the read).  Returns (new c, cost appended to cand, new w).
+    """The first round's pass over ``src[lo:hi]`` (None: blocks lo..hi-1), in tie order:
+    eligible blocks at or above ``threshold`` are appended to ``cand`` from position ``c``,
+    those in [floor, threshold) to ``act`` from ``w`` (``_sides``).  Returns (new c, cost
+    appended to cand, new w).
 
     Branch-free (each block is written to both arrays, and only the position of the one it
     belongs to advances): which side a block falls on is unpredictable, and a branch per
@@ -189,13 +199,11 @@ def _split_range(scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand
     for a in range(np.uint64(lo), np.uint64(hi)):
         i = _at(src, a)
         u = np.uint64(i)
-        fits = (costs[u] <= rem) | prefix
-        above = fits & (scores[u] >= threshold)
-        band = fits & (scores[u] >= floor) & ~above
+        above, inside = _sides(scores[u], costs[u], rem, prefix, threshold, floor)
         cand[np.uint64(c)] = i
         act[np.uint64(w)] = i
         c += np.int64(above)
-        w += np.int64(band)
+        w += np.int64(inside)
         cost += costs[u] * np.int64(above)
     return c, cost, w
 
@@ -223,7 +231,7 @@ def _split(scores, costs, src, m, rem, prefix, threshold, floor, cand, act, part
     With ``parts`` > 1 the pass runs on threads, one contiguous range each (``split_parts_par``
     writes each range's blocks from the range's start), and the ranges are then moved to the
     front in order, so cand and act hold the same blocks in the same order as one pass gives.
-    Not in place: ``act`` must not be ``src`` then.
+    ``act`` must not be ``src``.
     """
     if parts <= 1:
         return _split_range(scores, costs, src, 0, m, rem, prefix, threshold, floor, cand, 0, act, 0)
@@ -248,6 +256,41 @@ def _split(scores, costs, src, m, rem, prefix, threshold, floor, cand, act, part
 
 
 @numba.njit(**JIT)
+def _band_values(scores, costs, band, m):
+    """(scores, costs) of the band's blocks ``band[:m]``, side by side with it."""
+    band_scores = np.empty(m, dtype=np.float64)
+    band_costs = np.empty(m, dtype=np.int64)
+    for a in range(m):
+        band_scores[a] = scores[band[a]]
+        band_costs[a] = costs[band[a]]
+    return band_scores, band_costs
+
+
+@numba.njit(**JIT)
+def _split_band(band, band_scores, band_costs, m, rem, prefix, threshold, cand):
+    """A later round's pass over the band ``band[:m]``, whose scores and costs lie side by
+    side with it: as ``_split_range`` (every block of the band is above the parking floor),
+    the blocks that stay in the band moved to the front of the three arrays, in order.
+    Returns (count, cost, blocks left in the band)."""
+    c = 0
+    w = 0
+    cost = 0
+    for a in range(np.uint64(m)):
+        i = band[a]
+        score = band_scores[a]
+        block_cost = band_costs[a]
+        above, stays = _sides(score, block_cost, rem, prefix, threshold, -np.inf)
+        cand[np.uint64(c)] = i
+        band[np.uint64(w)] = i
+        band_scores[np.uint64(w)] = score
+        band_costs[np.uint64(w)] = block_cost
+        c += np.int64(above)
+        w += np.int64(stays)
+        cost += block_cost * np.int64(above)
+    return c, cost, w
+
+
+@numba.njit(**JIT)
 def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_code, cutoff_code, parts, mask, reasons):
     """``select(rank(scores, order), ...)`` on an all-False ``mask``, without ranking every block.
 
@@ -267,7 +310,9 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
 
     The first round also parks the blocks scoring below a second threshold, aimed at
     ``_PARK_AIM`` times what is left: the following rounds pass over the band between the
-    two thresholds only.  Parked blocks (all scoring below every block of the band) are not
+    two thresholds only, reading its scores and costs from copies gathered beside it once
+    (a band spread thinly over the store would touch nearly every cache line of ``scores``
+    and ``costs`` in every round).  Parked blocks (all scoring below every block of the band) are not
     copied anywhere; only if the band runs out while something still fits are they
     collected again, in tie order, by one pass over ``order``.  So a typical walk reads every
     block once and writes only the band.
@@ -282,6 +327,8 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
     cand = np.empty(n, dtype=np.int64)
     cheapest = costs.min() if n else 0
     floor = -np.inf  # blocks scoring below it are parked (first round only)
+    band_scores, band_costs = np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64)
+    stale = True  # whether band_scores and band_costs are still to be gathered for act[:m]
     m = n
     rem = budget
     for rounds in range(1, n + 1):
@@ -296,6 +343,7 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
                     act[m] = i
                     m += 1
             floor = -np.inf
+            stale = True
             if m == 0:
                 break
         if rounds == 1:
@@ -305,11 +353,14 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
                 floor = _place(keys, total, stride, rem, _PARK_AIM)
             count, cost, m = _split(scores, costs, order, m, rem, prefix, threshold, floor, cand, act, parts)
         else:
+            if stale:
+                band_scores, band_costs = _band_values(scores, costs, act, m)
+                stale = False
             threshold = -np.inf
             if rounds <= _MAX_ROUNDS:
-                keys, total, stride = _sample(scores, costs, act, m, rem, prefix)
+                keys, total, stride = _sample(band_scores, band_costs, None, m, rem, prefix)
                 threshold = _place(keys, total, stride, rem, _UNDERSHOOT)
-            count, cost, m = _split(scores, costs, act, m, rem, prefix, threshold, floor, cand, act, 1)
+            count, cost, m = _split_band(act, band_scores, band_costs, m, rem, prefix, threshold, cand)
         if cost <= rem:
             for c in range(count):
                 mask[cand[c]] = True
