@@ -44,7 +44,8 @@ WORDS = [
     "é",
     "雪",
 ]
-#: Python bytes a block may add: its 2 KiB embedding row, id/slot/uses/binds entries, and the
+#: Python bytes a block may add: its embedding row (1 KiB in the store's float32; 2 KiB in
+#: float64, when the 7.5 KiB below was measured), id/slot/uses/binds entries, and the
 #: growable arrays doubling inside the traced window (the new buffer is traced, the freed old
 #: one was allocated before tracing began): about 7.5 KiB measured here
 PER_BLOCK_PY = 10 * 1024
