@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dsgc_fast.induction import identifier_key, induce_edges
-from dsgc_fast.induction.tokens import identifier_keys
+from dsgc_fast.induction.tokens import CANDIDATE_RE, identifier_keys, iter_identifiers
 
 
 def edge_set(edges: np.ndarray) -> set[tuple[int, int]]:
@@ -220,3 +220,28 @@ def test_relabelling_blocks_relabels_edges(texts, data):
     shuffled = [texts[p] for p in perm]  # position k holds old block perm[k], timestamp = old index
     edges = induce_edges(shuffled, timestamps=list(perm))
     assert {(perm[j], perm[i]) for j, i in edge_set(edges)} == edge_set(induce_edges(texts))
+
+
+#: characters that make and break candidates: marks, case changes, scheme and path pieces, spaces
+_CHARS = "abAB7_/.@-~:+ \té٣"
+_PIECES = [*_WORDS, "team Ola", "x Abc", "Ab", "aB", "ab", "http://h", "~/a", "a.b", "a@bc", "x.yz", "AB-CD", "4"]
+texts = st.text(alphabet=_CHARS, max_size=40) | st.lists(st.sampled_from(_PIECES), max_size=6).map(" ".join)
+
+
+def _same_as_the_full_scan(text: str) -> None:
+    full = [(identifier_key(m.group()), m.group(), m.start(), m.end()) for m in CANDIDATE_RE.finditer(text)]
+    assert list(iter_identifiers(text)) == [f for f in full if f[0] is not None], text
+    assert identifier_keys(text) == {f[0] for f in full if f[0] is not None}, text
+
+
+@given(text=texts)
+def test_the_mark_prefilter_never_drops_a_candidate(text):
+    """``iter_identifiers`` and ``identifier_keys`` skip texts without an identifier mark: same results as the full scan."""
+    _same_as_the_full_scan(text)
+
+
+def test_the_mark_prefilter_on_every_piece_and_pair():
+    for a in _PIECES:
+        _same_as_the_full_scan(a)
+        for b in _PIECES:
+            _same_as_the_full_scan(f"{a} {b}")

@@ -179,6 +179,8 @@ def leaves(value: Any, stem: str | None = None, keys: set[str] | None = None) ->
 
 
 def _number_key(x: int | float | str) -> str | None:
+    if not isinstance(x, str) and abs(x) < 1000:  # fewer than four integer digits: no key (nor for NaN below)
+        return None
     try:
         d = Decimal(repr(float(x)) if isinstance(x, float) else x)
     except (InvalidOperation, ValueError, OverflowError):

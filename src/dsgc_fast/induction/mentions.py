@@ -163,12 +163,6 @@ def word_key(word: str) -> str:
     return normal_key(word)
 
 
-def _words(text: str):
-    for m in _WORD.finditer(text):
-        word = m.group().rstrip(".@-")
-        yield word, m.start()
-
-
 class MentionReader:
     """Reads blocks in time order; remembers the keys JSON payloads have named (``known``)
     and the schema names they have used."""
@@ -228,18 +222,22 @@ class MentionReader:
 
     def _prose(self, piece: Prose, out: BlockMentions, *, in_json: bool = False) -> None:
         """Read one piece of prose; ``in_json``: a string of a payload (word codes left out)."""
+        text = piece.text
         out.prose.append(piece)
         found = [
             Mention(key, surface, "prose", None, piece, start, end)
-            for key, surface, start, end in iter_identifiers(piece.text)
+            for key, surface, start, end in iter_identifiers(text)
             if key not in self.schema_keys and not (in_json and json_values.is_word_code(surface))
         ]
-        spans = {m.start for m in found}
-        for word, start in _words(piece.text):
-            key = word_key(word)
-            out.holds.add(key)
-            if key in self.value_keys and start not in spans:
-                found.append(Mention(key, word, "known", None, piece, start, start + len(word)))
-        found.sort(key=lambda m: m.start)
+        keys = [word_key(word.rstrip(".@-")) for word in _WORD.findall(text)]
+        out.holds.update(keys)
+        if not self.value_keys.isdisjoint(keys):  # "known" mentions: the words' spans are needed
+            spans = {m.start for m in found}
+            for match, key in zip(_WORD.finditer(text), keys):
+                start = match.start()
+                if key in self.value_keys and start not in spans:
+                    word = match.group().rstrip(".@-")
+                    found.append(Mention(key, word, "known", None, piece, start, start + len(word)))
+            found.sort(key=lambda m: m.start)  # the identifiers come in text order already
         out.mentions.extend(found)
         out.holds.update(m.key for m in found)

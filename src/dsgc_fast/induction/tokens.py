@@ -9,7 +9,7 @@ and an apostrophe ends one (``8841-C's`` gives ``8841-C``: possessives fall away
 is only tried where a scheme starts or where an identifier mark (a digit, ``_``, ``/``, one
 ``- . @`` between word characters, a lower-to-upper change) lies in the run of word
 characters and ``- . / @ ~`` that starts there; no rule reads past that run, so finding the
-tokens takes time linear in the text.  It is an identifier when its shape says so; every
+tokens takes time linear in the text (and a text holding no mark is not tried at all).  It is an identifier when its shape says so; every
 rule is conservative:
 
 1. snake case: contains ``_`` (``MAX_RETRIES``, ``bundle_north_17``);
@@ -224,6 +224,11 @@ _NAMED = r"[A-Za-z]+ [A-Z][a-z]{2,}(?![\w-])"
 #: so scikit-learn's ``token_pattern`` (findall) and ``re.finditer`` read it identically.
 CANDIDATE_PATTERN = rf"(?<!{_RUN})(?:{_CODED}|{_NAMED})"
 CANDIDATE_RE = re.compile(CANDIDATE_PATTERN)
+#: what every candidate holds: an identifier mark of ``_CODED``'s lookahead (a scheme holds a
+#: ``/``) or the ``<space><Capital><lower><lower>`` of a named value.  It starts with one
+#: character class, which ``re`` scans for quickly, so a text without it (most plain prose)
+#: is not tried position by position with ``CANDIDATE_RE``
+_MARK_RE = re.compile(r"[\d_/.@A-Z-](?:(?<=[\d_/])|(?<=\w[-.@])(?=\w)|(?<=[a-z][A-Z])|(?<=[A-Za-z] [A-Z])(?=[a-z]{2}))")
 
 _SEGMENT_SPLIT = re.compile(r"[-./@]+")
 _QUANTITY = re.compile(r"\d+(?:[.,]\d+)?[A-Za-z]{1,3}")
@@ -298,11 +303,15 @@ def shape(key: str) -> str:
 
 def identifier_keys(text: str) -> set[str]:
     """The set of identifier keys mentioned in ``text``."""
+    if _MARK_RE.search(text) is None:
+        return set()
     return {k for s in CANDIDATE_RE.findall(text) if (k := identifier_key(s)) is not None}
 
 
 def iter_identifiers(text: str) -> Iterator[tuple[str, str, int, int]]:
     """Yield ``(key, surface, start, end)`` for every identifier occurrence, in text order."""
+    if _MARK_RE.search(text) is None:
+        return
     for m in CANDIDATE_RE.finditer(text):
         key = identifier_key(m.group())
         if key is not None:
