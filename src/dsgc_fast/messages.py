@@ -241,9 +241,12 @@ class _Planner:
         annotation = record.get(ANNOTATION_KEY, {})
         if not isinstance(annotation, Mapping):
             raise SessionError(f"'{ANNOTATION_KEY}' must be an object", where)
-        _check_keys(annotation, _MESSAGE_ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
-        extra = _own_meta(annotation, f"the '{ANNOTATION_KEY}' annotation's meta", where)
-        message = _json_copy({k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
+        extra = None
+        if annotation:
+            _check_keys(annotation, _MESSAGE_ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
+            extra = _own_meta(annotation, f"the '{ANNOTATION_KEY}' annotation's meta", where)
+        plain = type(record) is dict and ANNOTATION_KEY not in record  # copied as it is
+        message = _json_copy(record if plain else {k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
         calls = _tool_calls(message, where)
         try:
             text = message_text(message)
@@ -363,6 +366,8 @@ def _check_keys(record: Mapping[str, Any], allowed: Sequence[str], what: str, wh
 
 
 def _annotation_kwargs(record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
+    if not record:  # no annotation: the defaults below, which pass every check
+        return {"id": None, "depends_on": [], "uses": [], "binds": {}, "pinned": None, "cost": None}
     block_id = record.get("id")
     if block_id is not None and (not isinstance(block_id, str) or not block_id):
         raise SessionError(f"id must be a non-empty string, got {block_id!r}", where)
@@ -469,6 +474,10 @@ def add_records(
             rows = store._encode([kwargs["text"] for _, kwargs in unembedded], "encoder(text)")
         except (TypeError, ValueError) as exc:
             raise SessionError(str(exc), unembedded[0][0]) from None
+        try:  # the rows in the store's width in one conversion
+            rows = store._stored(rows)
+        except ValueError:
+            pass  # a row does not fit the width: each record's own conversion refuses it, in record order
         for (_, kwargs), row in zip(unembedded, rows):
             kwargs["encoded"] = row
     return store._add_all([kwargs for _, kwargs in plans], lambda k, exc: SessionError(str(exc), plans[k][0]))

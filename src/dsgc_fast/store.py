@@ -426,8 +426,9 @@ class MemoryStore:
         """The block ``add`` appends next (every argument checked), its embedding, and the archived slots it brings back.
 
         ``encoded``: the row ``_encode`` gave for ``text`` (checked there), used instead of
-        ``embedding``.  With ``induce`` the store's inducer reads the block last, once
-        nothing can refuse it before it is written, and the block is marked as induced.
+        ``embedding``; a row already in the store's width (``_stored``) is kept as it is.
+        With ``induce`` the store's inducer reads the block last, once nothing can refuse it
+        before it is written, and the block is marked as induced.
         """
         induce = _check_flag("induce", induce)
         block = checked_block(
@@ -439,7 +440,7 @@ class MemoryStore:
                 raise ValueError(f"dependency {prerequisite!r} was deleted")
         if encoded is None:
             encoded = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
-        vector = self._stored(encoded)
+        vector = encoded if encoded.dtype == self._width else self._stored(encoded)
         binders = [self._newest_binder[x] for x in block.uses if x in self._newest_binder]
         missing = self._archived_closure(binders)
         if induce:
@@ -571,8 +572,13 @@ class MemoryStore:
         that stops before it never reads it.  The cost grows with the blocks skipped and
         returned, not with the store.
         """
-        deleted = self._deleted.view()
         out: list[Block] = []
+        while end > 0 and len(out) < count and end - 1 in self._active_blocks:  # the newest, mostly active
+            end -= 1
+            out.append(self._active_blocks[end])
+        if len(out) == count or end == 0:
+            return out, end
+        deleted = self._deleted.view()
         while end > 0:
             start = max(0, end - 4 * count)
             for slot in (start + np.flatnonzero(~deleted[start:end]))[::-1].tolist():
@@ -1150,6 +1156,8 @@ def checked_block(
 
 
 def _check_cost(cost: Any, text: str, counter: TokenCounter) -> int:
+    if type(cost) is int and 0 <= cost <= MAX_COST:  # the common case, without the numeric-tower checks
+        return cost
     name = "cost"
     if cost is None:
         cost, name = counter.count(text), f"tokenizer {counter.name}(text)"
