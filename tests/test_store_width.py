@@ -109,3 +109,34 @@ def test_select_keeps_the_store_width():
         want = dsgc_fast.messages.compact_messages(store, 40).to_dict()["decisions"]
     got = dsgc_fast.select(chat, 40, encoder=ENC, cache=dsgc_fast.SelectCache(ENC))
     assert got.report.to_dict()["decisions"] == want
+
+
+def _huge_for(marked: str):
+    """A lexical encoder whose row of any text holding ``marked`` overflows float16."""
+
+    def encode(texts):
+        rows = ENC.encode(texts)
+        rows[[marked in t for t in texts]] = 1e5
+        return rows
+
+    return encode
+
+
+def test_a_batch_of_messages_is_stored_in_the_width_as_one_by_one():
+    from dsgc_fast.messages import SessionError, add_messages
+
+    messages = [{"role": "user", "content": f"message {k} about topic {k % 3}"} for k in range(5)]
+    batch, single = MemoryStore(encoder=ENC), MemoryStore(encoder=ENC)
+    add_messages(batch, messages)
+    for m in messages:
+        add_messages(single, [m])
+    assert [b.embedding.tobytes() for b in batch.blocks()] == [b.embedding.tobytes() for b in single.blocks()]
+
+    store = MemoryStore(encoder=_huge_for("huge"), embedding_dtype="float16")
+    add_messages(store, [{"role": "user", "content": "kept"}])
+    with pytest.raises(SessionError, match=r"^message 2: embedding does not fit float16"):
+        add_messages(store, [*messages[:2], {"role": "user", "content": "huge"}, messages[3]])
+    bad_meta = {"role": "user", "content": "early", "dsgc": {"meta": {"induced": True}}}
+    with pytest.raises(SessionError, match=r"^message 0: meta key 'induced' is reserved"):  # the first bad record
+        add_messages(store, [bad_meta, messages[1], {"role": "user", "content": "huge"}])
+    assert [b.text for b in store.blocks()] == ["kept"]

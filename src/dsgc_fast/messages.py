@@ -280,7 +280,7 @@ class _Planner:
                 )
             self.open.discard(answer_of)
             self.answered.add(answer_of)
-            binds[result_referent(answer_of)] = " ".join(text.split()[:8])
+            binds[result_referent(answer_of)] = " ".join(text.split(None, 8)[:8])  # the first eight words
             uses.append(call_referent(answer_of))
             depends_on.append(caller)
         if kwargs["cost"] is None:

@@ -1265,7 +1265,7 @@ def _names(name: str, values: Any, what: str) -> tuple[str, ...]:
     """``values`` as distinct non-empty strs in first-seen order; ``TypeError`` naming ``name`` otherwise."""
     if isinstance(values, str):
         raise TypeError(f"{name} must be an iterable of {what}, not a single str")
-    if not isinstance(values, Iterable):
+    if type(values) is not list and type(values) is not tuple and not isinstance(values, Iterable):
         raise TypeError(f"{name} must be an iterable of {what}, got {type(values).__name__}")
     out = tuple(values)
     if not all(isinstance(v, str) and v for v in out):

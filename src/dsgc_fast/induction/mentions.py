@@ -70,8 +70,7 @@ class Parts:
         return self.role in ("tool", "function")
 
 
-@dataclass(frozen=True)
-class Prose:
+class Prose(NamedTuple):
     """One piece of prose; ``descriptions``: whether definite descriptions in it are read
     (a message's own content or a plain block's text, not a string inside JSON)."""
 
