@@ -46,8 +46,7 @@ _WORD = re.compile(r"[^\W_][\w.@-]*")
 _CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """One tool call of an assistant message: id (None for a legacy call), function, arguments."""
 
     id: str | None
@@ -55,8 +54,7 @@ class Call:
     arguments: Any  # the arguments as given: a JSON text, or already a mapping or list
 
 
-@dataclass(frozen=True)
-class Parts:
+class Parts(NamedTuple):
     """A block as induction reads it (module docstring); ``role`` is None for a plain block."""
 
     role: str | None
