@@ -62,6 +62,8 @@ def _check_texts(texts: Any) -> list[str]:
 
 def check_unicode(name: str, text: str) -> str:
     """``text`` must encode as UTF-8: no lone surrogates (``"\\ud800"`` parsed from JSON, say)."""
+    if text.isascii():  # no surrogate, without encoding a copy
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -212,6 +212,8 @@ def is_word_code(surface: str) -> bool:
 
 
 def _valid_unicode(s: str) -> bool:
+    if s.isascii():
+        return True
     try:
         s.encode("utf-8")
     except UnicodeEncodeError:
