@@ -84,8 +84,9 @@ class TraceTracker:
             return []
         if block.role != "assistant":
             return []
+        keys = sorted(found.keys())
         pairs: list[tuple[Pair, str | None]] = [
-            ((index, held[k]), k) for held in self._latest.values() for k in sorted(found.keys()) if k in held
+            ((index, held[k]), k) for held in self._latest.values() for k in keys if k in held
         ]
         for call in block.calls:
             if call.id is not None:
