@@ -245,8 +245,10 @@ class _Planner:
         if annotation:
             _check_keys(annotation, _MESSAGE_ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
             extra = _own_meta(annotation, f"the '{ANNOTATION_KEY}' annotation's meta", where)
-        plain = type(record) is dict and ANNOTATION_KEY not in record  # copied as it is
-        message = _json_copy(record if plain else {k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
+        if type(record) is dict and ANNOTATION_KEY not in record:
+            message = _json_copy(record, where)  # the copy leaves the caller's dict alone
+        else:
+            message = _json_copy({k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
         calls = _tool_calls(message, where)
         try:
             text = message_text(message)
