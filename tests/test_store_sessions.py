@@ -9,6 +9,8 @@ import sqlite3
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dsgc_fast import MemoryStore
 from dsgc_fast.aio import AsyncMemoryStore
@@ -239,3 +241,27 @@ def test_the_async_facade_runs_the_store_off_the_event_loop():
     assert kept and messages[0]["role"] == "system" and messages[-1]["content"] == "Thanks, and the payout?"
     with pytest.raises(TypeError, match="MemoryStore"):
         AsyncMemoryStore(object())
+
+
+@given(
+    states=st.lists(st.sampled_from(["active", "archived", "deleted"]), min_size=1, max_size=24),
+    count=st.integers(1, 6),
+)
+def test_the_newest_first_walk_reads_every_block_not_deleted(states, count):
+    """``_older_blocks`` (the walk of the open-call check) gives every block not deleted, newest first, a few at a time."""
+    store = MemoryStore(encoder=ENC)
+    for k in range(len(states)):
+        store.add(f"block number {k}", id=f"b{k}", cost=1)
+    gone = [f"b{k}" for k, s in enumerate(states) if s == "deleted"]
+    if gone:
+        store.delete(gone)
+    kept = [f"b{k}" for k, s in enumerate(states) if s == "active"]
+    if len(store):
+        store.compact("block", len(kept), live=kept)
+    assert store.ids() == kept
+    walked, end = [], store.total
+    while end > 0:
+        blocks, end = store._older_blocks(end, count)
+        assert len(blocks) <= count and (blocks or end == 0)
+        walked += [b.id for b in blocks]
+    assert walked == [f"b{k}" for k in reversed(range(len(states))) if states[k] != "deleted"]
