@@ -117,3 +117,30 @@ def test_a_live_archive_file_in_write_ahead_log_mode_loads_into_plain_memory(tmp
         loaded = MemoryStore.load(path, encoder=ENC)  # read while its writer is open
         assert not loaded._archive._memdb_pages and block_states(loaded) == states
         loaded.close()
+
+
+def test_a_forked_child_works_on_its_own_copy_of_an_in_memory_archive():
+    store = MemoryStore(encoder=ENC)
+    fill(store, 6)
+    before = block_states(store)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report, then exit without running any cleanup
+        try:
+            fill(store, 4, start=6)
+            store.compact("order 1007", budget=store.get("b7").cost)
+            report = f"{store.total} {len(store.archived_ids())}"
+        except BaseException as exc:  # reported to the parent
+            report = repr(exc)
+        finally:
+            os.write(write_end, report.encode())
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as reader:
+        report = reader.read()
+    os.waitpid(pid, 0)
+    assert report == "10 9"
+    assert block_states(store) == before  # the parent's archive saw none of it
+    fill(store, 2, start=6)
+    assert store.total == 8
+    store.close()
