@@ -17,6 +17,9 @@
   (the ``sqlite3`` module's own loop retries a locked database forever).
 * ``database_error``: an SQLite error as the exception that names its cause:
   ``ArchiveLockedError`` (locked), ``PermissionError`` (the storage refuses), else ``ValueError``.
+* ``memory_connection``: a private in-memory database, in SQLite's ``memdb`` VFS while it is
+  small (see there: a commit there costs the same at any size) and a plain ``:memory:`` one
+  beyond ``MEMDB_SPILL`` bytes.
 """
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ LOCK_TIMEOUT = 5.0
 
 # SQLite's primary result codes met here, and their messages (``sqlite3_errstr``) for Python
 # versions whose exceptions carry no ``sqlite_errorcode``
-_PERM, _BUSY, _LOCKED, _READONLY, _CANTOPEN = 3, 5, 6, 8, 14
+_PERM, _BUSY, _LOCKED, _READONLY, _FULL, _CANTOPEN = 3, 5, 6, 8, 13, 14
 _CODE_OF_MESSAGE = {
     "access permission denied": _PERM,
     "database is locked": _BUSY,
     "database table is locked": _LOCKED,
     "attempt to write a readonly database": _READONLY,
+    "database or disk is full": _FULL,
     "unable to open database file": _CANTOPEN,
 }
 
@@ -76,7 +80,59 @@ def connect(path: str, **params: str) -> sqlite3.Connection:
     if path != ":memory:":
         query = urllib.parse.urlencode(params)
         target = f"file:{urllib.request.pathname2url(os.path.abspath(path))}" + (f"?{query}" if query else "")
+    return _connection(target)
+
+
+def _connection(target: str) -> sqlite3.Connection:
     return sqlite3.connect(target, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None, check_same_thread=False)
+
+
+#: the private in-memory database of SQLite's ``memdb`` VFS (no leading "/": not shared)
+MEMDB_URI = "file:dsgc-archive?vfs=memdb"
+#: image size (bytes) past which an in-memory archive moves from ``memdb`` to ``:memory:``:
+#: ``memdb`` refuses to grow past 1 GiB (SQLite's default ``SQLITE_MEMDB_DEFAULT_MAXSIZE``),
+#: so this leaves 512 MiB for the writes of one transaction
+MEMDB_SPILL = 512 << 20
+
+
+def memory_connection(size: int = 0) -> tuple[sqlite3.Connection, bool]:
+    """A new private in-memory database for an image of ``size`` bytes, and whether it is ``memdb``.
+
+    ``memdb`` (SQLite >= 3.36) while ``size < MEMDB_SPILL``: its page cache is bounded like
+    a file's, so a commit costs the same at any size, where a ``:memory:`` database's commit
+    scans a page-cache hash as large as the database (measured: 0.4-0.7 ms per commit at
+    100,000 archived blocks against 17 us in ``memdb``).  ``memdb`` cannot grow past 1 GiB,
+    so a larger image, or an SQLite without ``memdb``, gets a plain ``:memory:`` database.
+    Either way the database lives in this process alone (a forked child has its own copy).
+    """
+    if size < MEMDB_SPILL:
+        try:
+            return _connection(MEMDB_URI), True
+        except sqlite3.OperationalError:  # "no such vfs: memdb"
+            pass
+    return _connection(":memory:"), False
+
+
+def image_size(conn: sqlite3.Connection) -> int:
+    """The bytes of the database image of ``conn`` (pages times page size)."""
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    return int(pages) * int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+
+def in_write_ahead_log(path: str) -> bool:
+    """True if the database file at ``path`` is in write-ahead-log mode (its header's format bytes).
+
+    A copy of such a file in ``memdb`` keeps that header and then looks for a log file it
+    cannot open, so it goes into a plain ``:memory:`` database instead.
+    """
+    with open(path, "rb") as file:
+        header = file.read(20)
+    return len(header) == 20 and header[18] == 2
+
+
+def is_full(exc: BaseException) -> bool:
+    """True if ``exc`` is SQLite's "database or disk is full"."""
+    return _primary_code(exc) == _FULL
 
 
 def database_error(exc: BaseException, path: str, problem: str) -> Exception:

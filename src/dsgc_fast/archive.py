@@ -12,7 +12,9 @@ in the record.
 
 File databases use write-ahead logging with ``synchronous=NORMAL``: a killed process loses
 nothing committed; a power cut may lose the last commits but never leaves a torn state.
-``":memory:"`` gives a private in-memory database (``save``/``backup_to`` copy it to a file).
+``":memory:"`` gives a private in-memory database (``save``/``backup_to`` copy it to a file):
+SQLite's ``memdb`` while it is below ``MEMDB_SPILL`` bytes, whose commits cost the same at
+any size, then a plain ``:memory:`` database (``_archive_access.memory_connection``).
 
 A file archive has one writer at a time (``WriterLock``); a database is used as an archive
 or loaded only if its schema objects are exactly the ones this module creates, with its
@@ -40,6 +42,7 @@ from typing import Any, cast
 import numpy as np
 
 from ._archive_access import (
+    MEMDB_SPILL,
     WriterLock,
     access_error,
     backup,
@@ -47,7 +50,11 @@ from ._archive_access import (
     connect,
     database_error,
     database_path,
+    image_size,
+    in_write_ahead_log,
+    is_full,
     is_locked,
+    memory_connection,
     open_snapshot,
 )
 from ._nesting import MAX_NESTING, check_nesting
@@ -277,6 +284,10 @@ class Archive:
     def __init__(self, path: str | os.PathLike = ":memory:") -> None:
         self._writer: WriterLock | None = None
         self._connection: sqlite3.Connection | None = None
+        #: the page count at which an in-memory archive leaves SQLite's size-limited ``memdb``
+        #: (``memory_connection``; 0: not in memdb), and whether the last commit reached it
+        self._memdb_pages = 0
+        self._outgrown = False
         self._depth = 0
         #: the little-endian dtype the embedding bytes of every row have (``settle_width``)
         self.width: np.dtype = LEGACY_WIDTH
@@ -285,7 +296,7 @@ class Archive:
         self.origin = self.path
         try:
             if self.path == ":memory:":
-                self._connection = connect(self.path)
+                self._use_memory(*memory_connection())
                 self._create()
                 return
             self._open_file()
@@ -355,18 +366,62 @@ class Archive:
             begin, end, undo = f"SAVEPOINT {name}", f"RELEASE {name}", (f"ROLLBACK TO {name}", f"RELEASE {name}")
         else:
             begin, end, undo = "BEGIN IMMEDIATE", "COMMIT", ("ROLLBACK",)
+            if self._outgrown:
+                self._leave_memdb()
         self._conn.execute(begin)
         self._depth += 1
         try:
             yield
+            if self._depth == 1 and self._memdb_pages:  # measured in the transaction: no read transaction of its own
+                self._outgrown = self._conn.execute("PRAGMA page_count").fetchone()[0] >= self._memdb_pages
             self._conn.execute(end)
-        except BaseException:
+        except BaseException as exc:
             if self._conn.in_transaction:  # SQLite may already have rolled back (a full disk, say)
                 for statement in undo:
                     self._conn.execute(statement)
+            if self._depth == 1 and self._memdb_pages and is_full(exc):
+                self._leave_memdb()
+                raise RuntimeError(
+                    "one group of writes outgrew the in-memory archive's first database (SQLite's memdb, "
+                    f"at most 1 GiB; the archive leaves it at {MEMDB_SPILL >> 20} MiB); nothing was written, "
+                    "and the archive now has no such limit: repeat the operation"
+                ) from exc
             raise
         finally:
             self._depth -= 1
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One growing write: in the open transaction, or in a ``transaction()`` of its own.
+
+        Every write that can grow the database goes through ``transaction()``, where an
+        in-memory archive measures itself and leaves ``memdb`` before it is full.
+        """
+        if self._depth:
+            yield
+        else:
+            with self.transaction():
+                yield
+
+    def _leave_memdb(self) -> None:
+        """Move an in-memory archive from ``memdb`` into a plain ``:memory:`` database (no size limit).
+
+        Between transactions only: the copy is of the committed database.
+        """
+        target, _ = memory_connection(MEMDB_SPILL)
+        try:
+            backup(self._conn, target, "the in-memory archive")
+        except BaseException:
+            target.close()
+            raise
+        self._conn.close()
+        self._use_memory(target, False)
+
+    def _use_memory(self, conn: sqlite3.Connection, memdb: bool) -> None:
+        """Make ``conn`` (an in-memory database, in ``memdb`` or not) this archive's database."""
+        self._connection = conn
+        self._memdb_pages = MEMDB_SPILL // conn.execute("PRAGMA page_size").fetchone()[0] if memdb else 0
+        self._outgrown = False
 
     # -- settings -----------------------------------------------------------------------
     def setting(self, key: str) -> str | None:
@@ -413,19 +468,19 @@ class Archive:
         """Write new active ``(block, embedding)`` pairs in one statement (None: the block's own embedding).
 
         Raises ``sqlite3.IntegrityError`` on a duplicate id.  Inside ``transaction()`` the rows
-        join it; outside, the statement is atomic on its own.
+        join it; outside, the statement is a transaction of its own.
         """
-        self._conn.executemany(
-            f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            [b.to_row(e, self.width) for b, e in blocks],
-        )
+        rows = [b.to_row(e, self.width) for b, e in blocks]
+        with self._write():
+            self._conn.executemany(f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
 
     def update_active(self, block: Block) -> None:
         """Rewrite the text, cost and meta of an active block (the rest of its row stays)."""
-        cur = self._conn.execute(
-            "UPDATE active SET text = ?, cost = ?, meta = ? WHERE seq = ? AND id = ?",
-            (block.text, block.cost, json.dumps(block.meta), block.seq, block.id),
-        )
+        with self._write():
+            cur = self._conn.execute(
+                "UPDATE active SET text = ?, cost = ?, meta = ? WHERE seq = ? AND id = ?",
+                (block.text, block.cost, json.dumps(block.meta), block.seq, block.id),
+            )
         if cur.rowcount != 1:
             raise RuntimeError(f"archive: block {block.id!r} is not active")
 
@@ -607,7 +662,11 @@ class Archive:
         try:
             source.execute("BEGIN")
             check_schema(source, source_path)
+            if self._memdb_pages and (image_size(source) >= MEMDB_SPILL or in_write_ahead_log(source_path)):
+                self._leave_memdb()
             backup(source, self._conn, repr(source_path))
+            if self._memdb_pages:  # the copy brings the saved file's page size
+                self._use_memory(self._conn, True)
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise database_error(exc, source_path, not_a_store) from None
         finally:
