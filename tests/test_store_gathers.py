@@ -1,11 +1,13 @@
-"""The active graph and referent index a compaction gathers equal the ones built from scratch.
+"""The active graph, referent index and working ages a compaction gathers equal the ones built from scratch.
 
 ``MemoryStore._active_graph`` and ``_Referents.active_index`` gather the active blocks' part of
 the store's per-block arrays in one kernel each (``kernels.graph_kernels.active_csr``,
-``kernels.referents.active_links``).  After any sequence of adds (declared and induced edges,
+``kernels.referents.active_links``), and ``ChatFacts.ages`` reads the working ages in one
+(``kernels.chat.working_ages``).  After any sequence of adds (declared and induced edges,
 binds, uses, chat tool units), compactions, recalls and deletions, they must equal
 ``DependencyGraph.from_edges`` over the active blocks' edges and ``ReferentIndex.from_lists``
-over their uses and binds, with local referent ids ascending in the store's referent ids.
+over their uses and binds, with local referent ids ascending in the store's referent ids, and ``messages.ChatUnits``
+over the active blocks.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsgc_fast.graph import DependencyGraph
-from dsgc_fast.messages import add_messages, remove_messages
+from dsgc_fast.messages import ChatUnits, add_messages, remove_messages
 from dsgc_fast.pins import ReferentIndex
 from dsgc_fast.store import MemoryStore
 
@@ -115,6 +117,10 @@ def _check(store: MemoryStore) -> None:
     assert [store._referents.ids[x] for x in index.names] == sorted(store._referents.ids[x] for x in touched)
     bound = {x: k for k, b in enumerate(blocks) for x in b.binds}  # the newest active binder
     assert {index.names[k]: int(b) for k, b in enumerate(index.live_binder.tolist()) if b >= 0} == bound
+    if not store._chat.ambiguous:
+        ages, turn = store._chat.ages(slots, store._active.view())
+        units = ChatUnits(blocks)
+        assert ages.tolist() == units.ages().tolist() and turn == units.turn_start
 
 
 @settings(max_examples=60)
