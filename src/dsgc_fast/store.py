@@ -1416,11 +1416,11 @@ class _Referents:
         The live binder of a referent is its newest active binder, as ``retain`` computes it
         from the active blocks' lists; referent ids are local (those the active blocks touch).
         """
-        touched, indptr, use_ids, binder = active_links(
+        touched, indptr, use_ids, binder, binder_slot = active_links(
             slots, self.use_ptr.view(), self.use_refs.view(), self.bind_ptr.view(), self.bind_refs.view()
         )
         names = _Gather(self.names, touched)
-        values = _LiveValues(binds, names, np.where(binder >= 0, slots[np.maximum(binder, 0)], -1))
+        values = _LiveValues(binds, names, binder_slot)
         return ReferentIndex.built(int(slots.shape[0]), indptr, use_ids, binder, names, values)
 
 

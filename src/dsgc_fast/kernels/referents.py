@@ -17,9 +17,10 @@ def active_links(slots, use_ptr, use_refs, bind_ptr, bind_refs):
     """The uses and binds of the blocks ``slots`` (ascending) with referent ids made local.
 
     ``use_ptr``/``use_refs`` and ``bind_ptr``/``bind_refs`` are CSRs of slot -> referent ids.
-    Returns ``(touched, use_indptr, use_ids, binder)``: the referent ids the blocks use or
-    bind, ascending (local id k is ``touched[k]``); the CSR of position -> local ids used;
-    and each local referent's newest binder among the blocks (its largest position, -1: none).
+    Returns ``(touched, use_indptr, use_ids, binder, binder_slot)``: the referent ids the
+    blocks use or bind, ascending (local id k is ``touched[k]``); the CSR of position -> local
+    ids used; each local referent's newest binder among the blocks (its largest position, -1:
+    none), and that binder's slot (-1: none).
     """
     n = slots.shape[0]
     use_indptr = np.zeros(n + 1, dtype=np.int64)
@@ -48,4 +49,8 @@ def active_links(slots, use_ptr, use_refs, bind_ptr, bind_refs):
         j = local[uses + b]
         if owner[b] > binder[j]:
             binder[j] = owner[b]
-    return touched, use_indptr, local[:uses].copy(), binder
+    binder_slot = np.full(touched.shape[0], -1, dtype=np.int64)
+    for j in range(touched.shape[0]):
+        if binder[j] >= 0:
+            binder_slot[j] = slots[binder[j]]
+    return touched, use_indptr, local[:uses].copy(), binder, binder_slot
