@@ -826,7 +826,7 @@ class MemoryStore:
         self._active.view()[slots[gone]] = False
         for slot in evicted:
             del self._active_blocks[slot]
-        self._set_active_slots(np.delete(slots, gone))
+        self._set_active_slots(slots[result.mask])
         if table is not None:
             self._append(table.block, table.block.embedding, active=True)
         return report
