@@ -144,3 +144,17 @@ def test_a_chat_session_with_induced_edges_and_a_hub():
         _check(store)
     assert store._induced.pairs()  # edges in force
     assert not store._induced.csr(store.total)[2].all()  # and edges taken back
+
+
+@settings(max_examples=60)
+@given(st.lists(st.integers(0, 199), max_size=40), st.integers(0, 300))
+def test_the_relabeling_equals_np_unique_dense_or_sparse(ids, extra):
+    """``active_links`` relabels referent ids by marking when they are dense, else by sorting."""
+    from dsgc_fast.kernels.referents import _relabeled
+
+    values = np.array(ids, dtype=np.int64)
+    n_ids = 200 + extra * 10  # from dense (16 per id or fewer) to sparse
+    touched, local = _relabeled(values, n_ids)
+    expected, inverse = np.unique(values, return_inverse=True)
+    np.testing.assert_array_equal(touched, expected)
+    np.testing.assert_array_equal(local, inverse.reshape(-1))

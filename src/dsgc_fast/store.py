@@ -1416,9 +1416,8 @@ class _Referents:
         The live binder of a referent is its newest active binder, as ``retain`` computes it
         from the active blocks' lists; referent ids are local (those the active blocks touch).
         """
-        touched, indptr, use_ids, binder, binder_slot = active_links(
-            slots, self.use_ptr.view(), self.use_refs.view(), self.bind_ptr.view(), self.bind_refs.view()
-        )
+        uses, binds_csr = (self.use_ptr.view(), self.use_refs.view()), (self.bind_ptr.view(), self.bind_refs.view())
+        touched, indptr, use_ids, binder, binder_slot = active_links(slots, *uses, *binds_csr, len(self.names))
         names = _Gather(self.names, touched)
         values = _LiveValues(binds, names, binder_slot)
         return ReferentIndex.built(int(slots.shape[0]), indptr, use_ids, binder, names, values)

@@ -13,10 +13,38 @@ from .._config import JIT
 
 
 @numba.njit(**JIT)
-def active_links(slots, use_ptr, use_refs, bind_ptr, bind_refs):
+def _relabeled(ids, n_ids):
+    """``np.unique(ids, return_inverse=True)`` for ids in [0, n_ids): by marking when the ids are
+    dense (O(n_ids), at most 16 per id), else by sorting."""
+    if ids.shape[0] * 16 < n_ids:
+        touched = np.unique(ids)
+        return touched, np.searchsorted(touched, ids)
+    rank = np.zeros(n_ids, dtype=np.int64)
+    for x in ids:
+        rank[x] = 1
+    count = 0
+    for x in range(n_ids):
+        if rank[x]:
+            rank[x] = count
+            count += 1
+        else:
+            rank[x] = -1
+    touched = np.empty(count, dtype=np.int64)
+    for x in range(n_ids):
+        if rank[x] >= 0:
+            touched[rank[x]] = x
+    local = np.empty(ids.shape[0], dtype=np.int64)
+    for k in range(ids.shape[0]):
+        local[k] = rank[ids[k]]
+    return touched, local
+
+
+@numba.njit(**JIT)
+def active_links(slots, use_ptr, use_refs, bind_ptr, bind_refs, n_ids):
     """The uses and binds of the blocks ``slots`` (ascending) with referent ids made local.
 
-    ``use_ptr``/``use_refs`` and ``bind_ptr``/``bind_refs`` are CSRs of slot -> referent ids.
+    ``use_ptr``/``use_refs`` and ``bind_ptr``/``bind_refs`` are CSRs of slot -> referent ids
+    in [0, ``n_ids``).
     Returns ``(touched, use_indptr, use_ids, binder, binder_slot)``: the referent ids the
     blocks use or bind, ascending (local id k is ``touched[k]``); the CSR of position -> local
     ids used; each local referent's newest binder among the blocks (its largest position, -1:
@@ -42,8 +70,7 @@ def active_links(slots, use_ptr, use_refs, bind_ptr, bind_refs):
             ids[uses + b] = bind_refs[t]
             owner[b] = k
             b += 1
-    touched = np.unique(ids)
-    local = np.searchsorted(touched, ids)
+    touched, local = _relabeled(ids, n_ids)
     binder = np.full(touched.shape[0], -1, dtype=np.int64)
     for b in range(binds):
         j = local[uses + b]
