@@ -9,10 +9,10 @@ among the blocks, so the units of a store's active blocks change as blocks are e
 ``ChatFacts`` keeps, per block slot, the facts the rule reads and that never change for a
 block: whether it is a user message or a tool result, whether its message carries tool
 calls, and the slot of the block that made the call a tool result answers.  ``ages`` then
-applies the rule to any set of active slots with a few vectorized passes.  Stores whose
-blocks make the rule depend on more than these facts (a call id made by two blocks, a tool
-message with tool calls of its own, a message that is not shaped as ``add_messages`` makes
-it) are ``ambiguous``: their callers apply ``ChatUnits`` itself.
+applies the rule to any set of active slots in one kernel call (``kernels.chat.working_ages``).
+Stores whose blocks make the rule depend on more than these facts (a call id made by two
+blocks, a tool message with tool calls of its own, a message that is not shaped as
+``add_messages`` makes it) are ``ambiguous``: their callers apply ``ChatUnits`` itself.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ._growable import Growable
+from .kernels.chat import working_ages
 
 _OTHER, _USER, _TOOL = 0, 1, 2
 #: the referent prefixes that tie a tool call (bound by the calling message) to its result (bound by the result)
@@ -69,15 +70,8 @@ class ChatFacts:
         ``active`` flags every slot.  Equal to ``ChatUnits`` over the blocks at ``slots``
         (``ChatUnits.ages`` and ``turn_start``) when the store is not ``ambiguous``.
         """
-        role = self.role.view()[slots]
-        caller = self.caller.view()[slots]
-        joins = (role == _TOOL) & (caller >= 0)
-        joins[joins] = active[caller[joins]]
-        unit = np.cumsum(~joins)
-        unit[joins] = unit[np.searchsorted(slots, caller[joins])]
-        users = np.flatnonzero(role == _USER)
-        if users.size == 0:
-            return np.zeros(slots.shape[0], dtype=np.int64), None
-        query_unit = unit[users[-1]]
-        tool = joins | self.has_calls.view()[slots]
-        return np.where(tool & (unit < query_unit), query_unit - unit, 0).astype(np.int64), int(users[-1])
+        out = np.empty(slots.shape[0], dtype=np.int64)
+        turn = working_ages(
+            slots, active, self.role.view(), self.has_calls.view(), self.caller.view(), _USER, _TOOL, out
+        )
+        return out, None if turn < 0 else int(turn)

@@ -34,7 +34,7 @@ import numpy as np
 from dsgc_ref.contract import BindingTable, Params, Reason, ReferentEvictionError
 
 from .archive import Block
-from .engine import retain
+from .engine import retain_built
 from .explain import BindingTableBlock
 from .graph import DependencyGraph
 from .pins import ReferentIndex, binding_table, closure, render_table
@@ -150,18 +150,16 @@ def decide(
     """
     check_over_budget(on_over_budget)
     cost_fn = table_cost(counter)
-    pinning: dict[str, Any] = (
-        {"live": roots, "referents": index, "cost_fn": cost_fn} if roots.size or index.has_links else {}
-    )
+    pinning: dict[str, Any] = {"pins": (index, roots), "cost_fn": cost_fn} if roots.size or index.has_links else {}
     common: dict[str, Any] = {
         "params": params,
-        "edges": graph,
+        "graph": graph,
         "query_weights": query_weights,
         "mode": mode,
         "ages": ages,
     }
     try:
-        return Outcome(retain(query_emb, embs, costs, budget, **common, **pinning), costs)
+        return Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs)
     except ReferentEvictionError:
         if on_over_budget == "raise":
             raise
@@ -174,8 +172,8 @@ def decide(
         for i, cut in truncated.items():
             costs[i] = cut.cost
         if required_budget(index, costs, roots, cost_fn) <= budget:
-            return Outcome(retain(query_emb, embs, costs, budget, **common, **pinning), costs, truncated)
-    scored = retain(query_emb, embs, costs, 0, **common)
+            return Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs, truncated)
+    scored = retain_built(query_emb, embs, costs, 0, **common)
     return Outcome(roots_only(scored, roots, costs, budget), costs, truncated, over_budget=True)
 
 

@@ -112,32 +112,72 @@ def retain(
     it ranks exactly as dsgc.
     """
     p = Params.of(params, **overrides)
+    queries, embs, cost, total_cost, budget, mode = _checked(query_emb, block_embs, costs, budget, mode)
+    n = embs.shape[0]
+    graph = as_graph(edges, n)
+    age = _validate.ages(ages, n, p.policy)
+    weights = _weights(query_weights, queries)
+    seq = None if order is None else _validate.order(order, n)  # None: the input order
+    pins = None
+    if live is not None or uses is not None or binds is not None or referents is not None:
+        pins = as_index(n, uses, binds, referents, seq, binders), np.unique(_validate.indices("live", live, n))
+    return _paths(queries, embs, cost, total_cost, budget, p, mode, graph, age, weights, seq, pins, cost_fn)
+
+
+def retain_built(
+    query_emb: npt.ArrayLike, block_embs: np.ndarray, costs: np.ndarray, budget: int, *, params: Params,
+    graph: DependencyGraph, ages: np.ndarray | None, query_weights: npt.ArrayLike | None, mode: str,
+    pins: tuple[ReferentIndex, np.ndarray] | None = None, cost_fn: Any = None,
+) -> Retention:  # fmt: skip
+    """``retain`` over arrays this package built and checked (``MemoryStore.compact``, ``select``): the same result.
+
+    Trusted as built, and not checked again: ``graph``, the working ``ages`` (in [0, N], for
+    the agent policy only) and ``pins`` (the referent index and the live roots, ascending and
+    distinct, in range), None for no pinning.  The query, the embeddings against it, the
+    costs, the budget, the mode and the query weights are checked as ``retain`` checks them.
+    """
+    queries, embs, cost, total_cost, budget, mode = _checked(query_emb, block_embs, costs, budget, mode)
+    weights = _weights(query_weights, queries)
+    return _paths(queries, embs, cost, total_cost, budget, params, mode, graph, ages, weights, None, pins, cost_fn)
+
+
+def _checked(
+    query_emb: Any, block_embs: Any, costs: Any, budget: Any, mode: Any
+) -> tuple[np.ndarray, Any, np.ndarray, int, int, str]:
+    """The inputs every entry checks: ``(queries, embs, cost, total cost, budget, mode)``."""
     budget = check_budget(budget)
     mode = stages.check_mode(mode)
     queries = _validate.query(query_emb)
     embs = _validate.block_embeddings(block_embs, queries.shape[1])
+    cost, total_cost = _validate.costs(costs, embs.shape[0])
+    return queries, embs, cost, total_cost, budget, mode
+
+
+def _weights(query_weights: Any, queries: np.ndarray) -> np.ndarray | None:
+    """The checked ``query_weights`` (None when not given)."""
+    return None if query_weights is None else _validate.query_weights(query_weights, queries.shape[0])
+
+
+def _paths(
+    queries: np.ndarray, embs: Any, cost: np.ndarray, total_cost: int, budget: int, p: Params, mode: str,
+    graph: DependencyGraph, age: np.ndarray | None, weights: np.ndarray | None, seq: np.ndarray | None,
+    pins: tuple[ReferentIndex, np.ndarray] | None, cost_fn: Any,
+) -> Retention:  # fmt: skip
+    """The path of checked inputs (module docstring); ``weights`` None: not given (uniform); ``pins``: the
+    referent index and the live roots, or None."""
     n = embs.shape[0]
-    cost, total_cost = _validate.costs(costs, n)
-    graph = as_graph(edges, n)
-    age = _validate.ages(ages, n, p.policy)
-    pinning = live is not None or uses is not None or binds is not None or referents is not None
     plain = isinstance(embs, np.ndarray)
-    fusable = (
-        plain and age is None and queries.shape[0] == 1 and query_weights is None and order is None and not pinning
-    )
+    fusable = plain and age is None and queries.shape[0] == 1 and weights is None and seq is None and pins is None
     if 0 < n <= SMALL_N and fusable:
         return _fused_path(queries[0], embs, cost, total_cost, graph, budget, p, mode)
-    weights = _validate.query_weights(query_weights, queries.shape[0])
-    seq = None if order is None else _validate.order(order, n)  # None: the input order
-    if pinning:
-        index = as_index(n, uses, binds, referents, seq, binders)
-        roots = np.unique(_validate.indices("live", live, n))
+    if weights is None:
+        weights = _validate.query_weights(None, queries.shape[0])
     if n == 0:
         return Retention.empty(budget, p.policy, p.selection)
     scored = stages.score(queries, embs, cost, graph, weights, seq, p, mode, age)
-    if not pinning:
+    if pins is None:
         return _ranked_path(scored, cost, total_cost, budget, seq, p)
-    return _pinned_path(scored, cost, total_cost, budget, seq, p, index, roots, cost_fn)
+    return _pinned_path(scored, cost, total_cost, budget, seq, p, *pins, cost_fn)
 
 
 def _fused_path(

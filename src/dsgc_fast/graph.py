@@ -57,10 +57,17 @@ class DependencyGraph:
         """Validate an (E, 2) edge list and build the dependents CSR."""
         n = _validate.block_count(n)
         e = _validate.edges(edges, n)
-        dep_indptr, dep_indices = build_csr(n, e[:, 1].copy(), e[:, 0].copy())
+        return cls.built(n, *build_csr(n, e[:, 1].copy(), e[:, 0].copy()))
+
+    @classmethod
+    def built(cls, n: int, dep_indptr: np.ndarray, dep_indices: np.ndarray) -> DependencyGraph:
+        """A graph over a dependents CSR that ``build_csr`` has just made (canonical by construction): no re-check.
+
+        The arrays become the graph's own, read-only: the caller must not keep them.
+        """
         for a in (dep_indptr, dep_indices):
             a.flags.writeable = False
-        graph = object.__new__(cls)  # the CSR is built here, canonical by construction: no re-check
+        graph = object.__new__(cls)
         for name, value in (("n", n), ("dep_indptr", dep_indptr), ("dep_indices", dep_indices)):
             object.__setattr__(graph, name, value)
         return graph

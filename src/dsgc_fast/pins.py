@@ -103,13 +103,10 @@ class ReferentIndex:
 
     def _derive_needs(self) -> None:
         """``need_indptr``/``need_blocks`` from the validated arrays."""
-        n, binder, indptr, ids = self.n, self.live_binder, self.use_indptr, self.use_ids
-        needed = binder[ids] if ids.size else np.empty(0, dtype=np.int64)
-        bound = needed >= 0
-        before = np.concatenate(([0], np.cumsum(bound)))  # bound links before each use link
-        dtype = np.int32 if max(n, before[-1]) < np.iinfo(np.int32).max else np.int64
-        object.__setattr__(self, "need_indptr", before[indptr].astype(dtype))
-        object.__setattr__(self, "need_blocks", needed[bound].astype(dtype))
+        need_indptr, need_blocks = closure_kernels.need_links(self.live_binder, self.use_indptr, self.use_ids)
+        dtype = np.int32 if max(self.n, need_blocks.shape[0]) < np.iinfo(np.int32).max else np.int64
+        object.__setattr__(self, "need_indptr", need_indptr.astype(dtype))
+        object.__setattr__(self, "need_blocks", need_blocks.astype(dtype))
         for a in (self.need_indptr, self.need_blocks):
             a.flags.writeable = False
 

@@ -19,7 +19,7 @@ transaction.  ``search`` ranks the archive by similarity to a query and can reca
 
 Per-block data lives in append-only arrays that grow by doubling (embeddings, costs, flags,
 each block's prerequisites and referent links as per-block ranges), so ``add`` is amortized
-O(1); ``compact`` gathers the active blocks' rows and ranges with vectorized indexing, in
+O(1); ``compact`` gathers the active blocks' rows (vectorized indexing) and ranges (one kernel each), in
 O(active blocks + their links) whatever the archive holds, and never rebuilds anything per
 turn.  The store remembers the rows of the texts it encoded last (``RECENT_TEXTS``), so a
 batch encoded in one call (``messages.add_messages``) and a query that repeats a block's text
@@ -68,6 +68,8 @@ from .compaction import Truncation, decide, table_block
 from .encoders import check_unicode, encode_function
 from .explain import BindingTableBlock, CompactionReport, build_report
 from .graph import DependencyGraph
+from .kernels.graph_kernels import active_csr
+from .kernels.referents import active_links
 from .pins import ReferentIndex, closure
 from .stages import similarity_rows
 from .token_counts import TokenCounter, Tokenizer
@@ -830,7 +832,7 @@ class MemoryStore:
         self._active.view()[slots[gone]] = False
         for slot in evicted:
             del self._active_blocks[slot]
-        self._set_active_slots(np.delete(slots, gone))
+        self._set_active_slots(slots[result.mask])
         if table is not None:
             self._append(table.block, table.block.embedding, active=True)
         return report
@@ -856,11 +858,11 @@ class MemoryStore:
     def _active_graph(self, slots: np.ndarray) -> DependencyGraph:
         """The prerequisite edges (declared and induced) among the active blocks ``slots``, in local indices
         (O(active edges))."""
-        active = self._active.view()
-        declared = _local_edges(self._edge_ptr.view(), self._prerequisites.view(), slots, active)
         ptr, prerequisites, in_force = self._induced.csr(len(self._ids))
-        edges = np.concatenate([declared, _local_edges(ptr, prerequisites, slots, active, in_force)])
-        return DependencyGraph.from_edges(slots.shape[0], edges)
+        csr = active_csr(
+            slots, self._active.view(), self._edge_ptr.view(), self._prerequisites.view(), ptr, prerequisites, in_force
+        )
+        return DependencyGraph.built(int(slots.shape[0]), *csr)
 
     def _query(self, query: Any) -> tuple[np.ndarray, str]:
         return query_embedding(query, self._encode)
@@ -1386,9 +1388,9 @@ class _Referents:
 
     ``use_ptr``/``use_refs``: CSR of slot -> referent ids it uses (the block's order, each
     once); ``bind_ptr``/``bind_refs``: CSR of slot -> referent ids it binds.  ``active_index``
-    gathers the active blocks' part into a ``ReferentIndex`` with vectorized indexing, in
-    O(active blocks + their links) whatever the number of archived blocks, without a Python
-    loop per block.
+    gathers the active blocks' part into a ``ReferentIndex`` in one kernel call
+    (``kernels.referents.active_links``), in O(active blocks + their links) whatever the
+    number of archived blocks.
     """
 
     def __init__(self) -> None:
@@ -1422,54 +1424,11 @@ class _Referents:
         The live binder of a referent is its newest active binder, as ``retain`` computes it
         from the active blocks' lists; referent ids are local (those the active blocks touch).
         """
-        use_refs, indptr = gathered(self.use_ptr.view(), self.use_refs.view(), slots)
-        bind_refs, bind_ptr = gathered(self.bind_ptr.view(), self.bind_refs.view(), slots)
-        binder_of_link = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(bind_ptr))
-        touched, inverse = _relabeled(np.concatenate([use_refs, bind_refs]), len(self.names))
-        binder = np.full(touched.shape[0], -1, dtype=np.int64)
-        np.maximum.at(binder, inverse[use_refs.shape[0] :], binder_of_link)
+        uses, binds_csr = (self.use_ptr.view(), self.use_refs.view()), (self.bind_ptr.view(), self.bind_refs.view())
+        touched, indptr, use_ids, binder, binder_slot = active_links(slots, *uses, *binds_csr, len(self.names))
         names = _Gather(self.names, touched)
-        values = _LiveValues(binds, names, np.where(binder >= 0, slots[np.maximum(binder, 0)], -1))
-        return ReferentIndex.built(int(slots.shape[0]), indptr, inverse[: use_refs.shape[0]], binder, names, values)
-
-
-def _relabeled(ids: np.ndarray, n_ids: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(ids, return_inverse=True)`` for ids in [0, n_ids): by marking when the ids are dense, else by sorting."""
-    if ids.shape[0] * 16 < n_ids:
-        return np.unique(ids, return_inverse=True)
-    present = np.zeros(n_ids, dtype=np.bool_)
-    present[ids] = True
-    return np.flatnonzero(present), (np.cumsum(present) - 1)[ids]
-
-
-def _local_edges(
-    ptr: np.ndarray, values: np.ndarray, slots: np.ndarray, active: np.ndarray, in_force: np.ndarray | None = None
-) -> np.ndarray:
-    """The edges of the CSR rows ``slots`` (ascending) whose prerequisite is active (and whose entry is in
-    ``in_force``), (E, 2) ``(dependent, prerequisite)`` in positions of ``slots``."""
-    entries, indptr = _entries(ptr, slots)
-    prerequisites = values[entries]
-    on = active[prerequisites]
-    if in_force is not None:
-        on &= in_force[entries]
-    dependents = np.repeat(np.arange(slots.shape[0], dtype=np.int64), np.diff(indptr))
-    return np.stack([dependents[on], np.searchsorted(slots, prerequisites[on])], axis=1)
-
-
-def _entries(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The positions of the entries of the CSR rows ``rows`` (``ptr`` their offsets), row after row in
-    that order, and the offsets of the sub-CSR they form."""
-    starts = ptr[rows]
-    counts = ptr[rows + 1] - starts
-    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    return np.repeat(starts - indptr[:-1], counts) + np.arange(indptr[-1]), indptr
-
-
-def gathered(ptr: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows ``rows`` of the CSR ``ptr``/``values``, in that order: ``(values, indptr)`` of the sub-CSR."""
-    entries, indptr = _entries(ptr, rows)
-    return values[entries], indptr
+        values = _LiveValues(binds, names, binder_slot)
+        return ReferentIndex.built(int(slots.shape[0]), indptr, use_ids, binder, names, values)
 
 
 class _Gather(Sequence[str]):

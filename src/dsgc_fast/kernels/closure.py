@@ -13,6 +13,24 @@ from .._config import JIT
 
 
 @numba.njit(**JIT)
+def need_links(live_binder, use_indptr, use_ids):
+    """The need CSR (int64): row u lists ``live_binder[x]`` for each referent x that u uses, in use order,
+    leaving out the unbound ones (-1).  Returns ``(need_indptr, need_blocks)``."""
+    n = use_indptr.shape[0] - 1
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    blocks = np.empty(use_ids.shape[0], dtype=np.int64)
+    w = 0
+    for u in range(n):
+        for t in range(use_indptr[u], use_indptr[u + 1]):
+            b = live_binder[use_ids[t]]
+            if b >= 0:
+                blocks[w] = b
+                w += 1
+        indptr[u + 1] = w
+    return indptr, blocks[:w]
+
+
+@numba.njit(**JIT)
 def closure_mask(roots, need_indptr, need_blocks, mask):
     """Set mask[b] for every block reachable from ``roots`` through use -> live-binder links.
 

@@ -60,3 +60,37 @@ def fill_edge_rows(indptr, out):
     for r in range(indptr.shape[0] - 1):
         for k in range(indptr[r], indptr[r + 1]):
             out[k] = r
+
+
+@numba.njit(**JIT)
+def active_csr(slots, active, ptr, prerequisites, induced_ptr, induced_prerequisites, in_force):
+    """The dependents CSR (``build_csr``) of the edges among the active blocks ``slots`` (ascending), in positions.
+
+    Row ``slots[k]`` of the CSR ``ptr``/``prerequisites`` (declared) and of
+    ``induced_ptr``/``induced_prerequisites`` (induced; an entry counts while ``in_force``)
+    gives block k's prerequisite slots; an edge counts when its prerequisite is ``active``.
+    The same CSR as ``build_csr`` over those edges as ``(prerequisite, dependent)`` positions.
+    """
+    n = slots.shape[0]
+    count = 0
+    for k in range(n):
+        s = slots[k]
+        count += ptr[s + 1] - ptr[s] + induced_ptr[s + 1] - induced_ptr[s]
+    rows = np.empty(count, dtype=np.int64)
+    cols = np.empty(count, dtype=np.int64)
+    e = 0
+    for k in range(n):
+        s = slots[k]
+        for t in range(ptr[s], ptr[s + 1]):
+            p = prerequisites[t]
+            if active[p]:
+                rows[e] = np.searchsorted(slots, p)
+                cols[e] = k
+                e += 1
+        for t in range(induced_ptr[s], induced_ptr[s + 1]):
+            p = induced_prerequisites[t]
+            if in_force[t] and active[p]:
+                rows[e] = np.searchsorted(slots, p)
+                cols[e] = k
+                e += 1
+    return build_csr(n, rows[:e], cols[:e])
