@@ -552,3 +552,22 @@ def test_a_commit_that_fails_rolls_back_and_the_next_transaction_works(tmp_path)
     assert archive.setting("k") == "written" and not archive._conn.in_transaction
     archive.close()
     reader.close()
+
+
+def test_a_bulk_eviction_leaves_no_oversized_table_behind():
+    """After a compaction keeps a few of thousands of blocks (and after a bulk delete), the
+    store's map of active blocks is the size of what is left: copying or scanning it each
+    turn would otherwise read every slot the old table held."""
+    small = sys.getsizeof({k: None for k in range(16)})
+    for shrink in ("compact", "delete"):
+        store = MemoryStore(encoder=LexicalEncoder())
+        with store.atomic():
+            for i in range(3000):
+                store.add(f"note {i} about the order {1000 + i}", id=f"n{i}")
+        if shrink == "compact":
+            store.compact("order 1005", budget=store.get("n5").cost * 4)
+        else:
+            store.delete([f"n{i}" for i in range(2990)])
+        assert 0 < len(store) <= 10
+        assert sys.getsizeof(store._active_blocks) <= small
+        store.close()

@@ -830,12 +830,26 @@ class MemoryStore:
             self._active_blocks[slot] = block
             self._cost.view()[slot] = block.cost
         self._active.view()[slots[gone]] = False
-        for slot in evicted:
-            del self._active_blocks[slot]
+        self._drop_active(evicted)
         self._set_active_slots(slots[result.mask])
         if table is not None:
             self._append(table.block, table.block.embedding, active=True)
         return report
+
+    def _drop_active(self, slots: Iterable[int]) -> None:
+        """Remove these (active) slots from ``_active_blocks``; a dict left mostly empty is rebuilt.
+
+        A dict keeps its table after deletions (CPython resizes it only when insertions fill
+        it), and copying or scanning it reads every slot the table ever held: after one
+        compaction of a 100,000-block history to 150, each turn's copy of the active blocks
+        took 73 us instead of 2.
+        """
+        removed = 0
+        for slot in slots:
+            del self._active_blocks[slot]
+            removed += 1
+        if removed > len(self._active_blocks):
+            self._active_blocks = dict(self._active_blocks)
 
     def _names_of(self, slots: np.ndarray) -> list[str]:
         """The ids of ``slots``."""
@@ -1046,7 +1060,7 @@ class MemoryStore:
         for slot in slots:
             self._active.view()[slot] = False
             self._deleted.view()[slot] = True
-            self._active_blocks.pop(slot, None)
+        self._drop_active([s for s in slots if s in self._active_blocks])
         self._set_active_slots(None)
         for referent, binder in binders.items():
             self._binder_slots[referent] = [b for b in self._binder_slots[referent] if b not in gone]
