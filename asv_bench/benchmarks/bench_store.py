@@ -4,7 +4,8 @@
 ``to_messages``) at about 150 active blocks, without encoding cost, after ``archived`` blocks
 went to the archive; a flat line over ``archived`` is the target.  ``ChainCompaction`` times
 ``compact`` of a store whose referents form one chain (a live root at the middle) beside
-``retain`` on the arrays it hands the engine.
+``retain`` on the arrays it hands the engine.  ``ActiveGathers`` times two of the compaction's
+per-turn gathers (one kernel call each): the active blocks' dependency graph and referent index.
 """
 
 from __future__ import annotations
@@ -51,6 +52,22 @@ class AgentTurn:
         return (self.session.encoder.calls - calls) / 20
 
     track_encoder_calls_per_turn.unit = "calls"  # type: ignore[attr-defined]
+
+
+class ActiveGathers:
+    params = [[0, 100_000]]
+    param_names = ["archived"]
+
+    def setup(self, archived):
+        skip_above(archived)
+        self.store = _session(archived).store
+        self.slots = self.store._active_slots()
+
+    def time_graph_gather(self, archived):
+        self.store._active_graph(self.slots)
+
+    def time_referent_gather(self, archived):
+        self.store._referents.active_index(self.slots, self.store._binds)
 
 
 class ChainCompaction:
