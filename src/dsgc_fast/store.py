@@ -1172,12 +1172,11 @@ def checked_block(
 
 
 def _check_cost(cost: Any, text: str, counter: TokenCounter) -> int:
-    if type(cost) is int and 0 <= cost <= MAX_COST:  # the common case, without the numeric-tower checks
-        return cost
     name = "cost"
     if cost is None:
         cost, name = counter.count(text), f"tokenizer {counter.name}(text)"
-    if not is_integer_scalar(cost) or not 0 <= int(cost) <= MAX_COST:
+    # a plain int (the common case) skips the numeric-tower checks of ``is_integer_scalar``
+    if (type(cost) is not int and not is_integer_scalar(cost)) or not 0 <= int(cost) <= MAX_COST:
         raise ValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
     return int(cost)
 

@@ -39,8 +39,8 @@ def working_ages(slots, active, role, has_calls, caller, user, tool, out):
     if newest_user < 0:
         out[:] = 0
         return -1
+    query_unit = base[newest_user]
     for k in range(n):
         unit = base[np.searchsorted(slots, caller[slots[k]])] if joins[k] else base[k]
-        query_unit = base[newest_user]
         out[k] = query_unit - unit if (joins[k] or has_calls[slots[k]]) and unit < query_unit else 0
     return newest_user
