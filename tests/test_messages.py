@@ -455,3 +455,26 @@ def test_an_open_call_is_answered_in_a_later_batch_even_when_archived():
         store, [{"role": "tool", "tool_call_id": "c2", "content": "second"}, {"role": "user", "content": "ok"}]
     )
     check_messages(to_messages(store))
+
+
+def _nested_list(levels: int) -> list:
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value, 1]
+    return value
+
+
+def test_a_message_kept_uncopied_in_its_meta_still_obeys_the_nesting_limit():
+    """A block's meta holds the message one level down: a message nested ``MAX_NESTING``
+    levels is refused as meta, one level less is kept, as a deep copy of the caller's."""
+    from dsgc_fast._nesting import MAX_NESTING
+
+    store = MemoryStore(tokenizer="approx")
+    message = {"role": "user", "content": "hi", "x": _nested_list(MAX_NESTING - 1)}
+    (block_id,) = add_messages(store, [message])
+    message["x"][0].append("changed")
+    assert store.get(block_id).meta["message"]["x"] == _nested_list(MAX_NESTING - 1)
+    with pytest.raises(SessionError, match=f"message 0: meta is nested more than {MAX_NESTING} levels deep"):
+        add_messages(store, [{"role": "user", "content": "hi", "x": _nested_list(MAX_NESTING)}])
+    with pytest.raises(SessionError, match=f"message 0: the message is nested more than {MAX_NESTING} levels"):
+        add_messages(store, [{"role": "user", "content": "hi", "x": _nested_list(MAX_NESTING + 1)}])

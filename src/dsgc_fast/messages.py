@@ -178,11 +178,17 @@ class _Planner:
     def for_store(cls, store: MemoryStore, induce: bool = True) -> _Planner:
         return cls(store.tokenizer, store, induce)
 
+    # ``known`` and ``stored_binder`` read the store's maps without its lock, as ``has`` and
+    # ``binder_of`` would under it: a plan is checked again when it is added, holding the lock
     def known(self, block_id: str) -> bool:
-        return block_id in self.first_seen or (self.store is not None and self.store.has(block_id))
+        return block_id in self.first_seen or (self.store is not None and block_id in self.store._slot_of)
 
     def stored_binder(self, referent: str) -> str | None:
-        return self.store.binder_of(referent) if self.store is not None else None
+        store = self.store
+        if store is None:
+            return None
+        slot = store._newest_binder.get(referent)
+        return None if slot is None else store._ids[slot]
 
     def check_answered(self) -> None:
         """Raise unless every tool call has its result: a chat request must answer each call."""
@@ -231,7 +237,9 @@ class _Planner:
         meta = _own_meta(record, "a block's meta", where)
         kwargs = _annotation_kwargs(record, where)
         kwargs["id"] = kwargs.get("id") or self.fresh_id()
-        kwargs.update(text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]), induce=self.induced(record))
+        kwargs.update(
+            text=record["text"], meta=meta, pinned=bool(kwargs["pinned"]), induce=self.induced(record), own_meta=False
+        )
         return kwargs
 
     def message(self, record: Mapping[str, Any], where: str | None) -> dict[str, Any]:
@@ -246,9 +254,9 @@ class _Planner:
             _check_keys(annotation, _MESSAGE_ANNOTATION_FIELDS, f"'{ANNOTATION_KEY}' annotation", where)
             extra = _own_meta(annotation, f"the '{ANNOTATION_KEY}' annotation's meta", where)
         if type(record) is dict and ANNOTATION_KEY not in record:
-            message = _json_copy(record, where)  # the copy leaves the caller's dict alone
+            message, canonical = _json_copy(record, where)  # the copy leaves the caller's dict alone
         else:
-            message = _json_copy({k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
+            message, canonical = _json_copy({k: v for k, v in record.items() if k != ANNOTATION_KEY}, where)
         calls = _tool_calls(message, where)
         try:
             text = message_text(message)
@@ -299,6 +307,7 @@ class _Planner:
             pinned=kwargs["pinned"] if kwargs["pinned"] is not None else role in ROOT_ROLES,
             meta={**(extra or {}), "role": role, "message": message},
             induce=self.induced(annotation),
+            own_meta=canonical and not extra,  # the meta is this fresh dict over the message's copy alone
         )
         return kwargs
 
@@ -313,10 +322,15 @@ def _own_meta(record: Mapping[str, Any], what: str, where: str | None) -> Any:
     return meta
 
 
-def _json_copy(message: dict[str, Any], where: str | None) -> dict[str, Any]:
-    """An independent copy of a message as the store keeps it: JSON, nested at most ``MAX_NESTING`` levels."""
+def _json_copy(message: dict[str, Any], where: str | None) -> tuple[dict[str, Any], bool]:
+    """An independent copy of a message as the store keeps it: JSON, nested at most ``MAX_NESTING`` levels.
+
+    And whether it is canonical JSON nested one level less (so a block's meta that holds it
+    under a key is nested at most ``MAX_NESTING`` levels): then ``MemoryStore.add`` may keep
+    that meta uncopied (``store.checked_block``'s ``own_meta``).
+    """
     try:
-        return canonical_copy(message)
+        return canonical_copy([message])[0], True  # the list stands for the meta around the message
     except NotCanonical:
         pass  # the round trip below converts it or names what is wrong
     try:
@@ -328,7 +342,7 @@ def _json_copy(message: dict[str, Any], where: str | None) -> dict[str, Any]:
         raise SessionError(
             str(exc) if isinstance(exc, ValueError) else f"the message is not JSON: {exc}", where
         ) from None
-    return copied
+    return copied, False
 
 
 def _open_calls(store: MemoryStore) -> set[str]:
@@ -430,7 +444,8 @@ def plan_records(
     Checks ids, dependencies, tool-call pairing and roles; with ``complete``, also that no
     tool call is left without its result.  Errors are ``SessionError`` naming the record's
     ``where``.  ``induce``: records that declare no structure are added with induction
-    (module docstring).  Nothing is added.
+    (module docstring).  Nothing is added.  Each plan also holds ``own_meta``, for
+    ``add_records``: whether its ``meta`` is a fresh copy the store may keep uncopied.
     """
     if not isinstance(induce, bool):
         raise TypeError(f"induce must be a bool, got {type(induce).__name__}")

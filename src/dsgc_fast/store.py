@@ -424,18 +424,20 @@ class MemoryStore:
         self, text: str, *, id: str | None = None, depends_on: Iterable[str] = (), binds: Mapping[str, str] | None = None,
         uses: Iterable[str] = (), embedding: Any = None, cost: int | None = None, pinned: bool = False,
         meta: Mapping[str, Any] | None = None, induce: bool = False, encoded: np.ndarray | None = None,
+        own_meta: bool = False,
     ) -> tuple[Block, np.ndarray, list[int]]:  # fmt: skip
         """The block ``add`` appends next (every argument checked), its embedding, and the archived slots it brings back.
 
         ``encoded``: the row ``_encode`` gave for ``text`` (checked there), used instead of
         ``embedding``; a row already in the store's width (``_stored``) is kept as it is.
+        ``own_meta``: ``meta`` is the store's to keep uncopied (``checked_block``).
         With ``induce`` the store's inducer reads the block last, once nothing can refuse it
         before it is written, and the block is marked as induced.
         """
         induce = _check_flag("induce", induce)
         block = checked_block(
             text, seq=len(self._ids), id=id, depends_on=depends_on, binds=binds, uses=uses, cost=cost, pinned=pinned,
-            meta=meta, known=self._slot_of, counter=self._counter, induced=induce,
+            meta=meta, known=self._slot_of, counter=self._counter, induced=induce, own_meta=own_meta,
         )  # fmt: skip
         for prerequisite in block.depends_on:
             if self._deleted.view()[self._slot_of[prerequisite]]:
@@ -1143,11 +1145,15 @@ def checked_block(
     known: Container[str],
     counter: TokenCounter,
     induced: bool = False,
+    own_meta: bool = False,
 ) -> Block:
     """The block ``MemoryStore.add`` would append as number ``seq`` (no embedding), every argument checked.
 
     ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``;
     ``induced`` marks the block as added with ``induce=True`` (``meta[INDUCED_KEY]``).
+    ``own_meta``: ``meta`` is the caller's own fresh copy, shared with nobody, that passes
+    ``_check_meta`` as it is (a dict of canonical JSON, ``_nesting.canonical_copy``, nested
+    at most ``MAX_NESTING`` levels, without ``INDUCED_KEY``): the block keeps it uncopied.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -1167,8 +1173,14 @@ def checked_block(
         binds=_check_binds(binds),
         uses=_check_uses(uses),
         pinned=_check_flag("pinned", pinned),
-        meta={**_check_meta(meta), INDUCED_KEY: True} if induced else _check_meta(meta),
+        meta=_block_meta(meta, own_meta, induced),
     )
+
+
+def _block_meta(meta: Any, own: bool, induced: bool) -> dict[str, Any]:
+    """The meta a block keeps: ``meta`` checked and copied (kept as it is if ``own``, see ``checked_block``)."""
+    checked = meta if own else _check_meta(meta)
+    return {**checked, INDUCED_KEY: True} if induced else checked
 
 
 def _check_cost(cost: Any, text: str, counter: TokenCounter) -> int:
@@ -1311,15 +1323,18 @@ def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
     for referent, value in binds.items():
         if not isinstance(referent, str) or not referent or not isinstance(value, str):
             raise TypeError(f"binds must map non-empty str referents to str values, got {referent!r}: {value!r}")
-        check_unicode(f"binds referent {referent!r}", referent)
-        check_unicode(f"binds[{referent!r}]", value)
+        if not referent.isascii():  # (ASCII is valid Unicode: no error name to build for it)
+            check_unicode(f"binds referent {referent!r}", referent)
+        if not value.isascii():
+            check_unicode(f"binds[{referent!r}]", value)
     return dict(binds)
 
 
 def _check_uses(uses: Iterable[str]) -> tuple[str, ...]:
     out = _names("uses", uses, "referent names")
     for referent in out:
-        check_unicode(f"uses referent {referent!r}", referent)
+        if not referent.isascii():  # (as in ``_check_binds``)
+            check_unicode(f"uses referent {referent!r}", referent)
     return out
 
 
