@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import breadth_first_order
 
 import dsgc_fast
 import dsgc_ref
+from dsgc_fast import engine
 from dsgc_ref.contract import POLICIES, Reason
 
 from ._cases import assert_same, examples, retention_cases, to_lists
@@ -97,6 +98,45 @@ def test_invariants_hold(case):
     for i in got.pinned.tolist():
         assert got.mask[i] or (got.binding_table is not None and i not in roots)
     assert all(got.mask[r] for r in roots)
+
+
+@given(pinned_cases())
+@settings(max_examples=examples(2))
+def test_fused_pinned_path_equals_the_stage_path(case):
+    """``engine._fused_pinned_path`` (one kernel call) against the stage-by-stage ``_pinned_path``, whole results."""
+    q, embs, costs, budget, kwargs = case
+    assume(embs.shape[0] > 0)
+    q = np.atleast_2d(q)[0]  # one query, in the input order: the fused path's cases
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("order", "query_weights")}
+    calls = []
+    real = engine._fused_pinned_path
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    def decided() -> object:
+        try:
+            return dsgc_fast.retain(q, embs, costs, budget, **kwargs)
+        except dsgc_ref.ReferentEvictionError as exc:
+            return str(exc)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "_fused_pinned_path", counted)
+        fused = decided()
+    assert calls == [1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "SMALL_N", 0)
+        staged = decided()
+    if isinstance(staged, str):
+        assert fused == staged
+        return
+    assert isinstance(fused, dsgc_fast.Retention)
+    for name in ("retained", "mask", "rank", "reasons", "pinned", "scores", "relevance", "propagated", "similarity",
+                 "working"):  # fmt: skip
+        got, want = np.asarray(getattr(fused, name)), np.asarray(getattr(staged, name))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), name
+    assert (fused.used, fused.budget, fused.binding_table) == (staged.used, staged.budget, staged.binding_table)
 
 
 @given(retention_cases(max_n=80))

@@ -4,6 +4,9 @@ Three paths, each one function, cut where the oracle cuts (``dsgc_ref.retain``):
 
 * ``_fused_path``: a small store, one query, the input tie order and no pinning: every
   stage and the selection in one ``kernels.pipeline`` call (no Python between stages);
+* ``_fused_pinned_path``: the same with pinning: the stages, the pin closure and the
+  closure-aware walk in one ``kernels.pipeline`` call (a second kernel call when the pinned
+  set escalates to a binding table);
 * ``_ranked_path``: no pinning: the budgeted walk ranks only the blocks it has to;
 * ``_pinned_path``: live roots or referents: the pinned set first (escalating to a binding
   table in ``pins.escalate``), then the closure-aware walk over the full ranking.
@@ -26,8 +29,11 @@ from .kernels import selection as selection_kernels
 from .pins import ReferentIndex, as_index, closure, escalate
 from .result import Retention
 
-#: stores up to this size with one query, input tie order and no pinning take ``_fused_path``
+#: stores up to this size with one query and the input tie order take ``_fused_path`` (no pinning) or
+#: ``_fused_pinned_path``
 SMALL_N = 2048
+#: int8 reason codes of the pinned walk: kept by closure, kept pinned, tabled
+PIN_CODES = np.array([Reason.KEPT_CLOSURE, Reason.KEPT_PINNED, Reason.TABLED], dtype=np.int8)
 
 
 def retain(
@@ -166,10 +172,11 @@ def _paths(
     """The path of checked inputs (module docstring); ``weights`` None: not given (uniform); ``pins``: the
     referent index and the live roots, or None."""
     n = embs.shape[0]
-    plain = isinstance(embs, np.ndarray)
-    fusable = plain and age is None and queries.shape[0] == 1 and weights is None and seq is None and pins is None
-    if 0 < n <= SMALL_N and fusable:
-        return _fused_path(queries[0], embs, cost, total_cost, graph, budget, p, mode)
+    if 0 < n <= SMALL_N and isinstance(embs, np.ndarray) and queries.shape[0] == 1 and weights is None and seq is None:
+        if pins is not None:
+            return _fused_pinned_path(queries[0], embs, cost, total_cost, graph, budget, p, mode, age, *pins, cost_fn)
+        if age is None:
+            return _fused_path(queries[0], embs, cost, total_cost, graph, budget, p, mode)
     if weights is None:
         weights = _validate.query_weights(None, queries.shape[0])
     if n == 0:
@@ -205,6 +212,46 @@ def _fused_path(
     )
 
 
+def _fused_pinned_path(
+    q: np.ndarray, embs: np.ndarray, cost: np.ndarray, total_cost: int, graph: DependencyGraph, budget: int,
+    p: Params, mode: str, age: np.ndarray | None, index: ReferentIndex, roots: np.ndarray, cost_fn: Any,
+) -> Retention:  # fmt: skip
+    """``_pinned_path`` in one ``kernels.pipeline.retain_pinned_small`` call (same bits), and when the pinned
+    set does not fit, ``escalate`` and one ``closure.select_pinned`` call."""
+    n = embs.shape[0]
+    out = np.empty((5, n), dtype=np.float64)
+    flags = np.zeros((2, n), dtype=np.bool_)
+    codes = np.empty((2, n), dtype=np.int8)
+    positions = np.empty((3, n), dtype=np.int64)
+    (pinned_mask, mask), (keep_reason, reasons), (ranking, kept, pinned) = flags, codes, positions
+    rule = stages.score_rule(p.policy, age is not None)
+    used, count, n_pinned, finite = pipeline.retain_pinned_small(
+        stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, budget,
+        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, rule, p.selection == "prefix", mode == "fast",
+        stages.REASON_CODES, PIN_CODES, cost if age is None else age, p.recency_decay, p.working_weight,
+        roots, index.need_indptr, index.need_blocks, out, keep_reason, pinned_mask, mask, reasons, ranking, kept, pinned,
+    )  # fmt: skip
+    if not finite:
+        stages.check_finite(out[0], embs)
+    table = None
+    if used < 0:
+        plan = escalate(index, cost, pinned_mask, roots, budget, cost_fn)
+        mask[:] = plan.preset
+        used = closure_kernels.select_pinned(
+            ranking, cost, min(budget, total_cost + plan.reserved), p.selection == "prefix", keep_reason,
+            stages.REASON_CODES, PIN_CODES, plan.reserved, plan.excluded, index.need_indptr, index.need_blocks,
+            pinned_mask, mask, reasons,
+        )  # fmt: skip
+        kept = np.flatnonzero(mask)
+        count = kept.shape[0]
+        table = plan.table
+    sim, rel, pi, working, scores = out
+    return Retention(
+        kept[:count], mask, scores, rel, pi, sim, reasons, int(used), budget, p.policy, p.selection, working=working,
+        pinned=pinned[:n_pinned], binding_table=table, _rank=ranking,
+    )  # fmt: skip
+
+
 def _ranked_path(
     scored: stages.Scored, cost: np.ndarray, total_cost: int, budget: int, seq: np.ndarray | None, p: Params
 ) -> Retention:
@@ -230,13 +277,12 @@ def _pinned_path(
     mask = plan.preset.copy()
     reasons = np.empty(n, dtype=np.int8)
     ranking = selection_kernels.rank(scored.scores, np.arange(n, dtype=np.int64) if seq is None else seq)
-    used = closure_kernels.select_units(
+    used = closure_kernels.select_pinned(
         ranking, cost, min(budget, total_cost + plan.reserved), p.selection == "prefix", scored.keep_reason,
-        np.int8(Reason.SKIPPED_NO_FIT), np.int8(Reason.EVICTED_CUTOFF), np.int8(Reason.KEPT_CLOSURE),
-        plan.reserved, plan.excluded, index.need_indptr, index.need_blocks, mask, reasons,
+        stages.REASON_CODES, PIN_CODES, plan.reserved, plan.excluded, index.need_indptr, index.need_blocks,
+        pinned_mask, mask, reasons,
     )  # fmt: skip
     pinned = np.flatnonzero(pinned_mask)
-    reasons[pinned] = np.where(mask[pinned], Reason.KEPT_PINNED, Reason.TABLED)
     return _result(scored, mask, reasons, used, budget, p, seq, pinned=pinned, table=plan.table, ranking=ranking)
 
 

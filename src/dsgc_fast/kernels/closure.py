@@ -132,6 +132,27 @@ def select_units(
 
 
 @numba.njit(**JIT)
+def select_pinned(
+    ranking, costs, budget, prefix, kept_reason, codes, pin_codes, reserved, excluded, need_indptr, need_blocks,
+    pinned, mask, reasons,
+):  # fmt: skip
+    """``select_units`` from the preset ``mask``, then the reason of every ``pinned`` block: pinned if kept, else tabled.
+
+    ``codes`` as in ``pipeline.retain_store`` (skipped at 3, cut off at 4); ``pin_codes`` =
+    (kept by closure, kept pinned, tabled) as int8 ``Reason`` codes; ``budget`` is already
+    capped at the total cost plus ``reserved``.  Returns the cost kept.
+    """
+    used = select_units(
+        ranking, costs, budget, prefix, kept_reason, codes[3], codes[4], pin_codes[0], reserved, excluded,
+        need_indptr, need_blocks, mask, reasons,
+    )  # fmt: skip
+    for i in range(pinned.shape[0]):
+        if pinned[i]:
+            reasons[i] = pin_codes[1] if mask[i] else pin_codes[2]
+    return used
+
+
+@numba.njit(**JIT)
 def closure_forest(sources, need_indptr, need_blocks, blocked, parent_block, parent_link):
     """Breadth-first walks from each of ``sources`` in turn through use -> live-binder links.
 

@@ -4,7 +4,9 @@
 costs more than the arithmetic, and ``retain_batch`` runs it once per store.  It runs the
 stage list of ``dsgc_fast.stages`` (similarity, relevance, support, ``rule_scores``,
 ``rule_kept``, then ranking and greedy selection) with the same serial kernels the stages
-call, so it computes the same bits.  It calls kernels defined in other files, whose edits Numba's cache does not
+call, so it computes the same bits.  ``retain_pinned_small`` is the same stage list with
+referent pinning (the pin closure, then the closure-aware walk of ``closure.select_units``),
+as ``engine``'s pinned path runs it.  It calls kernels defined in other files, whose edits Numba's cache does not
 notice: after editing them in a working tree, clear ``__pycache__``.
 """
 
@@ -14,10 +16,38 @@ import numba
 import numpy as np
 
 from .._config import JIT
+from .closure import closure_mask, select_pinned
 from .graph_kernels import fill_edge_rows
 from .propagation import k_hop, one_hop
-from .scoring import rule_scores, similarity, similarity_fast, softmax
+from .scoring import AGENT, rule_scores, similarity, similarity_fast, softmax, working_support
 from .selection import rank, rule_kept, select
+
+
+@numba.njit(**JIT)
+def score_store(
+    embs, q, costs, dep_indptr, dep_indices, tau, lambda_pi, density_exponent, hops, decay, rule, fast, codes,
+    rho, sim, rel, pi, scores, kept,
+):  # fmt: skip
+    """Score one store into the given output arrays: a, r, pi, I and the kept-reason codes.
+
+    The stages of ``stages.score`` for one query in the input order: ``similarity`` (or
+    ``similarity_fast``), ``softmax``, ``one_hop`` (hops = 1) or ``k_hop``, ``rule_scores``
+    and ``rule_kept``; ``rho`` is the working-set support, read by the AGENT rule only.
+    ``codes`` as in ``retain_store``.
+    """
+    if fast:
+        similarity_fast(embs, q, sim)
+    else:
+        similarity(embs, q, sim)
+    softmax(sim, tau, True, rel)
+    if hops == 1:
+        dep_rows = np.empty(dep_indices.shape[0], dtype=np.int64)  # the row of each CSR entry
+        fill_edge_rows(dep_indptr, dep_rows)
+        one_hop(dep_indptr, dep_indices, dep_rows, rel, 1, pi)
+    else:
+        k_hop(dep_indptr, dep_indices, rel, hops, decay, 1, pi)
+    rule_scores(rule, sim, rel, pi, rho, costs, lambda_pi, density_exponent, None, scores)
+    rule_kept(rule, rel, pi, rho, lambda_pi, codes, kept)
 
 
 @numba.njit(**JIT)
@@ -31,25 +61,18 @@ def retain_store(
     ``rule`` is SIMILARITY, WEIGHTED or RECENCY (the agent policy without working ages ranks
     as WEIGHTED; with them it takes the stage path).
 
-    ``codes`` = (kept by support, kept by relevance, kept by recency, skipped, cut off) as
-    int8 ``Reason`` codes; ``budget`` is already capped at the total cost; ``mask`` arrives
-    all False.  ``ranking`` gets every index, best first (ties in input order).
+    ``codes`` = (kept by support, kept by relevance, kept by recency, skipped, cut off, kept
+    by working-set support) as int8 ``Reason`` codes; ``budget`` is already capped at the
+    total cost; ``mask`` arrives all False.  ``ranking`` gets every index, best first (ties
+    in input order).
     """
     n = costs.shape[0]
-    if fast:
-        similarity_fast(embs, q, sim)
-    else:
-        similarity(embs, q, sim)
-    softmax(sim, tau, True, rel)
-    if hops == 1:
-        dep_rows = np.empty(dep_indices.shape[0], dtype=np.int64)  # the row of each CSR entry
-        fill_edge_rows(dep_indptr, dep_rows)
-        one_hop(dep_indptr, dep_indices, dep_rows, rel, 1, pi)
-    else:
-        k_hop(dep_indptr, dep_indices, rel, hops, decay, 1, pi)
-    rule_scores(rule, sim, rel, pi, pi, costs, lambda_pi, density_exponent, None, scores)  # no rho: not AGENT
     kept = np.empty(n, dtype=np.int8)
-    rule_kept(rule, rel, pi, pi, lambda_pi, codes, kept)
+    # pi stands in for rho, which only the AGENT rule reads
+    score_store(
+        embs, q, costs, dep_indptr, dep_indices, tau, lambda_pi, density_exponent, hops, decay, rule, fast, codes,
+        pi, sim, rel, pi, scores, kept,
+    )  # fmt: skip
     ranking[:] = rank(scores, np.arange(n))
     return select(ranking, costs, budget, prefix, kept, codes[3], codes[4], mask, reasons)
 
@@ -84,3 +107,63 @@ def retain_small(
             kept[count] = i
             count += 1
     return used, count, finite
+
+
+@numba.njit(**JIT)
+def retain_pinned_small(
+    embs, q, costs, dep_indptr, dep_indices, budget,
+    tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes, pin_codes,
+    ages, gamma, kappa, roots, need_indptr, need_blocks,
+    out, kept_reason, pinned, mask, reasons, ranking, kept, pinned_list,
+):  # fmt: skip
+    """The pinned path of ``retain`` for one call from Python: score, pin closure, rank, closure-aware walk.
+
+    ``out`` rows receive (similarity, relevance, propagated, working, scores); the AGENT
+    rule reads the working ``ages`` (``scoring.working_support`` with ``gamma``, ``kappa``),
+    the others leave the working row 0.0.  ``pinned`` (arriving all False) receives the
+    closure of ``roots`` through the need CSR, ``pinned_list[:pinned count]`` its indices
+    ascending, ``ranking`` every index best first (ties in input order).  ``budget`` is the
+    caller's, uncapped.  If the pinned set costs at most the budget, it is kept first and
+    ``closure.select_pinned`` walks the rest (``kept[:count]`` the kept indices, ascending);
+    otherwise nothing is selected and ``used`` is -1: the caller escalates
+    (``pins.escalate``) and calls ``select_pinned`` itself.  Returns ``(used, count,
+    pinned count, finite)``, ``finite`` False when a similarity is NaN or infinite (the
+    caller raises; nothing here reads out of bounds on such values).
+    """
+    n = costs.shape[0]
+    rho = out[3]
+    if rule == AGENT:
+        working_support(ages, gamma, kappa, rho)
+    else:
+        rho[:] = 0.0
+    score_store(
+        embs, q, costs, dep_indptr, dep_indices, tau, lambda_pi, density_exponent, hops, decay, rule, fast, codes,
+        rho, out[0], out[1], out[2], out[4], kept_reason,
+    )  # fmt: skip
+    finite = True
+    for i in range(n):
+        finite = finite and np.isfinite(out[0, i])
+    closure_mask(roots, need_indptr, need_blocks, pinned)
+    total = 0
+    pinned_cost = 0
+    n_pinned = 0
+    for i in range(n):
+        total += costs[i]
+        if pinned[i]:
+            pinned_cost += costs[i]
+            pinned_list[n_pinned] = i
+            n_pinned += 1
+    ranking[:] = rank(out[4], np.arange(n))
+    if pinned_cost > budget:
+        return -1, 0, n_pinned, finite
+    mask[:] = pinned
+    used = select_pinned(
+        ranking, costs, min(budget, total), prefix, kept_reason, codes, pin_codes, 0, np.zeros(n, dtype=np.bool_),
+        need_indptr, need_blocks, pinned, mask, reasons,
+    )  # fmt: skip
+    count = 0
+    for i in range(n):
+        if mask[i]:
+            kept[count] = i
+            count += 1
+    return used, count, n_pinned, finite
