@@ -235,16 +235,11 @@ def _fused_pinned_path(
         stages.check_finite(out[0], embs)
     table = None
     if used < 0:
-        plan = escalate(index, cost, pinned_mask, roots, budget, cost_fn)
-        mask[:] = plan.preset
-        used = closure_kernels.select_pinned(
-            ranking, cost, min(budget, total_cost + plan.reserved), p.selection == "prefix", keep_reason,
-            stages.REASON_CODES, PIN_CODES, plan.reserved, plan.excluded, index.need_indptr, index.need_blocks,
-            pinned_mask, mask, reasons,
-        )  # fmt: skip
+        used, table = _escalated_walk(
+            index, cost, total_cost, pinned_mask, roots, budget, cost_fn, ranking, keep_reason, p, mask, reasons
+        )
         kept = np.flatnonzero(mask)
         count = kept.shape[0]
-        table = plan.table
     sim, rel, pi, working, scores = out
     return Retention(
         kept[:count], mask, scores, rel, pi, sim, reasons, int(used), budget, p.policy, p.selection, working=working,
@@ -273,17 +268,34 @@ def _pinned_path(
     """The pinned set first (or the roots and a binding table), then the closure-aware walk."""
     n = cost.shape[0]
     pinned_mask = closure(index, roots)
-    plan = escalate(index, cost, pinned_mask, roots, budget, cost_fn)
-    mask = plan.preset.copy()
+    mask = np.empty(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
     ranking = selection_kernels.rank(scored.scores, np.arange(n, dtype=np.int64) if seq is None else seq)
+    used, table = _escalated_walk(
+        index, cost, total_cost, pinned_mask, roots, budget, cost_fn, ranking, scored.keep_reason, p, mask, reasons
+    )
+    pinned = np.flatnonzero(pinned_mask)
+    return _result(scored, mask, reasons, used, budget, p, seq, pinned=pinned, table=table, ranking=ranking)
+
+
+def _escalated_walk(
+    index: ReferentIndex, cost: np.ndarray, total_cost: int, pinned_mask: np.ndarray, roots: np.ndarray,
+    budget: int, cost_fn: Any, ranking: np.ndarray, keep_reason: np.ndarray, p: Params, mask: np.ndarray,
+    reasons: np.ndarray,
+) -> tuple[int, Any]:  # fmt: skip
+    """``pins.escalate`` the pinned set to the budget, then ``closure.select_pinned`` from its preset ``mask``.
+
+    Fills ``mask`` and ``reasons``; returns the cost kept and the binding table (None if the
+    pinned set fits).
+    """
+    plan = escalate(index, cost, pinned_mask, roots, budget, cost_fn)
+    mask[:] = plan.preset
     used = closure_kernels.select_pinned(
-        ranking, cost, min(budget, total_cost + plan.reserved), p.selection == "prefix", scored.keep_reason,
+        ranking, cost, min(budget, total_cost + plan.reserved), p.selection == "prefix", keep_reason,
         stages.REASON_CODES, PIN_CODES, plan.reserved, plan.excluded, index.need_indptr, index.need_blocks,
         pinned_mask, mask, reasons,
     )  # fmt: skip
-    pinned = np.flatnonzero(pinned_mask)
-    return _result(scored, mask, reasons, used, budget, p, seq, pinned=pinned, table=plan.table, ranking=ranking)
+    return used, plan.table
 
 
 def _result(
