@@ -151,12 +151,11 @@ def mixture(a: Floats, weights: Floats, tau: float | None) -> Floats:
     """
     m, n = a.shape
     softmax = pick(n, scoring.softmax, scoring.softmax_par)
-    fused = softmax is scoring.softmax  # serial: each exponential joins the sum as it is formed
     if m == 1:
         if tau is None:
             return a[0]
         out = np.empty(n, dtype=np.float64)
-        softmax(a[0], tau, fused, out)
+        softmax(a[0], tau, out)
         return out
     acc = np.zeros(n, dtype=np.float64)
     tmp = np.empty(n, dtype=np.float64)
@@ -164,7 +163,7 @@ def mixture(a: Floats, weights: Floats, tau: float | None) -> Floats:
         if tau is None:
             scoring.accumulate(acc, weights[k], a[k])
         else:
-            softmax(a[k], tau, fused, tmp)
+            softmax(a[k], tau, tmp)
             scoring.accumulate(acc, weights[k], tmp)
     return acc
 

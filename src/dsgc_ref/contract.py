@@ -74,6 +74,33 @@ _REASON_LABELS = {
 _EVICTED = frozenset({Reason.SKIPPED_NO_FIT, Reason.EVICTED_CUTOFF, Reason.TABLED})
 
 
+# The softmax's exponential, defined here so both engines compute the same bits on any machine
+# (a platform's libm ``exp`` is not correctly rounded, and differs between C libraries).  For the
+# max-shifted exponent x <= 0 (``dsgc_ref.equations.exp_nonpositive``, ``kernels.exponential``):
+#
+#     y  = max(x, EXP_FLOOR)                        below EXP_FLOOR the result is 0.0 anyway
+#     k  = floor(y * EXP_INV_LN2 + 0.5)             the nearest integer to y / ln 2
+#     r  = (y - k * EXP_LN2_HI) - k * EXP_LN2_LO    |r| <= 0.3466; k * EXP_LN2_HI is exact
+#     p  = sum_{j=0..13} r^j / j!                   Horner's rule from j = 13 down (EXP_TAYLOR)
+#     exp~(x) = (p * 2^k1) * 2^(k - k1), k1 = max(k, EXP_SPLIT)   one rounding, also subnormal
+#
+# each operation a float64 operation rounded to nearest, nothing fused.  Within 1 ulp of the
+# correctly rounded exp(x) (``tests/test_exponential.py``).
+
+#: ln 2 in two parts: its leading 32 significant bits (the last 21 bits of the float are zero, so
+#: k * EXP_LN2_HI is exact for |k| < 2**21) and the float nearest the rest
+EXP_LN2_HI = float.fromhex("0x1.62e42fee00000p-1")
+EXP_LN2_LO = float.fromhex("0x1.a39ef35793c76p-33")
+#: the float nearest 1 / ln 2
+EXP_INV_LN2 = float.fromhex("0x1.71547652b82fep+0")
+#: exponents below this give 0.0 (exp(-760) is below half the smallest subnormal, 2**-1075)
+EXP_FLOOR = -760.0
+#: the scaling 2**k is applied as 2**k1 * 2**(k - k1), k1 >= EXP_SPLIT, so both factors are normal
+EXP_SPLIT = -1000
+#: the Taylor coefficients 1 / j!, j = 0..13, as the floats nearest them
+EXP_TAYLOR: tuple[float, ...] = tuple(1.0 / math.factorial(j) for j in range(14))
+
+
 def whitespace_cost(text: str) -> int:
     """The paper's token cost of a text: ``max(len(text.split()), 1)``."""
     return max(len(text.split()), 1)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .contract import EXP_FLOOR, EXP_INV_LN2, EXP_LN2_HI, EXP_LN2_LO, EXP_SPLIT, EXP_TAYLOR
+
 
 def dot(q: Sequence[float], e: Sequence[float]) -> float:
     """a = sum_t q_t * e_t, accumulated left to right over t from 0.0 in float64."""
@@ -62,17 +64,34 @@ def quantized_similarities(
     return out
 
 
-def softmax(a: Sequence[float], tau: float, order: Sequence[int] | None = None) -> list[float]:
-    """r_i = exp((a_i - max_k a_k) / tau) / sum_k exp((a_k - max_k a_k) / tau).
+def exp_nonpositive(x: float) -> float:
+    """exp~(x) for x <= 0: the contract's exponential (``dsgc_ref.contract``, EXP_*), in its order.
 
-    Max-shifted so no exponent overflows; the denominator is summed over the blocks in
-    ``order`` sequence (default: index order), so it does not depend on how the store is
-    laid out.  An empty input gives an empty output.
+    y = max(x, EXP_FLOOR); k = floor(y / ln 2 + 1/2); r = (y - k ln2_hi) - k ln2_lo;
+    p = sum_{j=0..13} r^j / j! by Horner's rule; exp~(x) = (p * 2^k1) * 2^(k - k1), k1 = max(k, -1000).
+    """
+    y = max(x, EXP_FLOOR)
+    k = math.floor(y * EXP_INV_LN2 + 0.5)
+    kf = float(k)
+    r = (y - kf * EXP_LN2_HI) - kf * EXP_LN2_LO
+    p = EXP_TAYLOR[-1]
+    for c in reversed(EXP_TAYLOR[:-1]):
+        p = p * r + c
+    k1 = max(k, EXP_SPLIT)
+    return (p * math.ldexp(1.0, k1)) * math.ldexp(1.0, k - k1)
+
+
+def softmax(a: Sequence[float], tau: float, order: Sequence[int] | None = None) -> list[float]:
+    """r_i = exp~((a_i - max_k a_k) / tau) / sum_k exp~((a_k - max_k a_k) / tau).
+
+    Max-shifted so no exponent overflows (every exponent is <= 0; ``exp_nonpositive``); the
+    denominator is summed over the blocks in ``order`` sequence (default: index order), so it
+    does not depend on how the store is laid out.  An empty input gives an empty output.
     """
     if not a:
         return []
     m = max(a)
-    ex = [math.exp((x - m) / tau) for x in a]
+    ex = [exp_nonpositive((x - m) / tau) for x in a]
     s = 0.0
     for i in range(len(ex)) if order is None else order:
         s += ex[i]

@@ -39,7 +39,7 @@ def score_store(
         similarity_fast(embs, q, sim)
     else:
         similarity(embs, q, sim)
-    softmax(sim, tau, True, rel)
+    softmax(sim, tau, rel)
     if hops == 1:
         dep_rows = np.empty(dep_indices.shape[0], dtype=np.int64)  # the row of each CSR entry
         fill_edge_rows(dep_indptr, dep_rows)

@@ -9,12 +9,11 @@ the contract's) and the maximum eight interleaved ones (any order gives the same
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
 from .._config import JIT, JIT_FAST, JIT_FAST_PARALLEL, JIT_PARALLEL, cache_twin
+from .exponential import exp_nonpositive
 from .rowdot import (
     LANES,
     TILE_ROWS,
@@ -193,28 +192,21 @@ def maximum(a):
     return m
 
 
-def _softmax_impl(a, tau, fused, out):
-    """out_i = exp((a_i - max a) / tau) / sum_k exp((a_k - max a) / tau); sum left to right.
+def _softmax_impl(a, tau, out):
+    """out_i = exp~((a_i - max a) / tau) / sum_k exp~((a_k - max a) / tau); sum left to right.
 
-    ``fused`` (the serial callers): one pass forms each exponential and adds it to the
-    running sum, whose latency then hides behind the exponential's.  Otherwise (the
-    parallel twin) the exponentials are split over threads and summed after, in one
-    sequential loop.  The divisions are row-owned.  Either way the denominator is the one
-    left-to-right sum, so both give the same bits.
+    exp~ is the contract's exponential (``exponential.exp_nonpositive``): its loop has no
+    call, so it vectorizes (and the parallel twin splits it over threads).  The denominator
+    is one sequential loop after it and the divisions are row-owned, so the serial kernel
+    and its twin give the same bits.
     """
     n = a.shape[0]
     m = maximum(a)
+    for i in numba.prange(n):
+        out[i] = exp_nonpositive((a[i] - m) / tau)
     s = 0.0
-    if fused:
-        for i in range(n):
-            e = math.exp((a[i] - m) / tau)
-            out[i] = e
-            s += e
-    else:
-        for i in numba.prange(n):
-            out[i] = math.exp((a[i] - m) / tau)
-        for i in range(n):
-            s += out[i]
+    for i in range(n):
+        s += out[i]
     for i in numba.prange(n):
         out[i] = out[i] / s
 
