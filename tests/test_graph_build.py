@@ -1,4 +1,5 @@
-"""The raw-edge cache reuses a graph only for the same edge bytes, and never answers for other edges."""
+"""Building a graph from raw edges: the row-range builds equal the serial CSR and the oracle, and the raw-edge
+cache reuses a graph only for the same edge bytes, never answering for other edges."""
 
 from __future__ import annotations
 
@@ -6,11 +7,18 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dsgc_fast
+from dsgc_fast import _config
 from dsgc_fast import graph as graph_module
 from dsgc_fast._config import PARALLEL_MIN_N
 from dsgc_fast.kernels.checks import same_words
+from dsgc_fast.kernels.graph_kernels import build_csr, gather_rows, gather_rows_par, row_distinct, row_distinct_par
+from dsgc_ref import equations
+
+from ._cases import examples
 
 
 def _big_edges(seed: int, n: int = 5_000) -> np.ndarray:
@@ -111,3 +119,53 @@ def test_same_words_finds_a_difference_anywhere(size):
         b = a.copy()
         b[k] ^= np.uint64(1) << np.uint64(63)
         assert not same_words(a, b, 3)
+
+
+@st.composite
+def edge_lists(draw):
+    """(n, (E, 2) edges): skewed pairs with duplicates and self-loops, as int64 or int32."""
+    n = draw(st.integers(0, 120))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    m = draw(st.integers(0, 6 * n)) if n else 0
+    dependent = rng.integers(0, max(n, 1), size=m)
+    prerequisite = (rng.random(m) ** 3 * max(n, 1)).astype(np.int64)  # old blocks get most dependents
+    edges = np.stack([dependent, prerequisite], axis=1)
+    if m and draw(st.booleans()):
+        edges = np.concatenate([edges, edges[: m // 2]])  # duplicates
+    return n, edges.astype(draw(st.sampled_from([np.int64, np.int32])))
+
+
+@given(edge_lists(), st.sampled_from([1, 3, 40]))
+@settings(max_examples=examples(2))
+def test_row_range_builds_equal_the_serial_csr_and_the_oracle(case, parts):
+    """``row_distinct`` + ``gather_rows``, serial and on threads, over any number of row ranges:
+    the CSR of ``build_csr`` and ``dsgc_ref``'s dependents lists, with each entry's row and column."""
+    n, edges = case
+    want_indptr, want_indices = build_csr(n, edges[:, 1].astype(np.int64), edges[:, 0].astype(np.int64))
+    lists = equations.dependents_lists(n, edges.tolist())
+    assert want_indices.tolist() == [j for row in lists for j in row]
+    for distinct, gather in ((row_distinct, gather_rows), (row_distinct_par, gather_rows_par)):
+        start, idx, indptr = distinct(n, edges[:, 1], edges[:, 0], parts)
+        m = int(indptr[n])
+        indices, rows, cols = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.int32)
+        gather(start, idx, indptr, parts, indices, rows, cols)
+        assert np.array_equal(indptr, want_indptr) and np.array_equal(indices, want_indices)
+        assert rows.tolist() == np.repeat(np.arange(n), np.diff(want_indptr)).tolist()
+        assert cols.tolist() == want_indices.tolist()
+
+
+@given(edge_lists())
+@settings(max_examples=examples(1))
+def test_from_edges_on_threads_gives_the_serial_graph(case):
+    n, edges = case
+    serial = dsgc_fast.DependencyGraph.from_edges(n, edges)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_config, "PARALLEL_MIN_N", 0)
+        threaded = dsgc_fast.DependencyGraph.from_edges(n, edges)
+    for g in (serial, threaded):
+        lazy = dsgc_fast.DependencyGraph.built(n, g.dep_indptr.copy(), g.dep_indices.copy())  # rows, cols on use
+        for name in ("dep_indptr", "dep_indices", "dep_rows", "dep_cols"):
+            got, want = getattr(g, name), getattr(lazy, name)
+            assert got.dtype == want.dtype and np.array_equal(got, want), name
+            assert not got.flags.writeable, name
+    assert np.array_equal(serial.dep_indices, threaded.dep_indices)

@@ -13,7 +13,20 @@ import numpy as np
 from . import _config, _validate
 from ._config import PARALLEL_MIN_N
 from .kernels.checks import same_words, same_words_par
-from .kernels.graph_kernels import build_csr, fill_edge_rows
+from .kernels.graph_kernels import (
+    build_csr,
+    fill_edge_rows,
+    gather_rows,
+    gather_rows_par,
+    row_distinct,
+    row_distinct_par,
+)
+from .kernels.propagation import PARTS
+
+
+def _entry_width(n: int) -> type[np.signedinteger]:
+    """The integer type of ``dep_rows`` and ``dep_cols``: int32 when every index fits, else int64."""
+    return np.int32 if n <= np.iinfo(np.int32).max else np.int64
 
 
 @dataclass(frozen=True)
@@ -54,28 +67,47 @@ class DependencyGraph:
 
     @classmethod
     def from_edges(cls, n: int, edges: Any) -> DependencyGraph:
-        """Validate an (E, 2) edge list and build the dependents CSR."""
+        """Validate an (E, 2) edge list and build the dependents CSR, with ``dep_rows`` and ``dep_cols``.
+
+        The rows are sorted and deduplicated over row ranges, on threads from ``PARALLEL_MIN_N``
+        edges (``kernels.graph_kernels``); any split gives the same arrays.
+        """
         n = _validate.block_count(n)
         e = _validate.edges(edges, n)
-        return cls.built(n, *build_csr(n, e[:, 1].copy(), e[:, 0].copy()))
+        parallel = _config.parallel(e.shape[0])
+        parts = PARTS if parallel else 1
+        distinct = row_distinct_par if parallel else row_distinct
+        start, idx, indptr = distinct(n, e[:, 1], e[:, 0], parts)  # rows: prerequisites; cols: dependents
+        m = int(indptr[n])
+        indices = np.empty(m, dtype=np.int64)
+        rows, cols = np.empty(m, dtype=_entry_width(n)), np.empty(m, dtype=_entry_width(n))
+        (gather_rows_par if parallel else gather_rows)(start, idx, indptr, parts, indices, rows, cols)
+        return cls.built(n, indptr, indices, rows, cols)
 
     @classmethod
-    def built(cls, n: int, dep_indptr: np.ndarray, dep_indices: np.ndarray) -> DependencyGraph:
+    def built(
+        cls, n: int, dep_indptr: np.ndarray, dep_indices: np.ndarray, dep_rows: np.ndarray | None = None,
+        dep_cols: np.ndarray | None = None,
+    ) -> DependencyGraph:  # fmt: skip
         """A graph over a dependents CSR that ``build_csr`` has just made (canonical by construction): no re-check.
 
+        ``dep_rows`` and ``dep_cols``, when given, are those of that CSR in ``_entry_width(n)``.
         The arrays become the graph's own, read-only: the caller must not keep them.
         """
-        for a in (dep_indptr, dep_indices):
-            a.flags.writeable = False
         graph = object.__new__(cls)
-        for name, value in (("n", n), ("dep_indptr", dep_indptr), ("dep_indices", dep_indices)):
+        fields = [("n", n), ("dep_indptr", dep_indptr), ("dep_indices", dep_indices)]
+        if dep_rows is not None and dep_cols is not None:  # cached_property values, set ahead
+            fields += [("dep_rows", dep_rows), ("dep_cols", dep_cols)]
+        for name, value in fields:
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
             object.__setattr__(graph, name, value)
         return graph
 
     @cached_property
     def dep_rows(self) -> np.ndarray:
-        """The row of each entry of ``dep_indices`` (int32 when n fits, else int64)."""
-        rows = np.empty(self.n_edges, dtype=np.int32 if self.n <= np.iinfo(np.int32).max else np.int64)
+        """The row of each entry of ``dep_indices`` (``_entry_width``: int32 when n fits, else int64)."""
+        rows = np.empty(self.n_edges, dtype=_entry_width(self.n))
         fill_edge_rows(self.dep_indptr, rows)
         rows.flags.writeable = False
         return rows

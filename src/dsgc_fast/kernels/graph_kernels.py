@@ -1,11 +1,68 @@
-"""CSR construction from an edge list (one kernel; helpers stay in this file for the cache)."""
+"""CSR construction from an edge list (helpers stay in this file for the cache).
+
+A CSR of the relation row -> sorted distinct cols is built in three steps, one rule each:
+``_bucket`` (a counting sort of the pairs by row, in input order within a row),
+``_sort_unique`` (one row sorted, its distinct values moved to its front) and the
+compaction of the rows' distinct values.  ``build_csr`` runs them in one serial call;
+``row_distinct``/``row_distinct_par`` and ``gather_rows``/``gather_rows_par`` run the last two
+over row ranges (on threads from ``PARALLEL_MIN_N`` edges) and write the entries' rows and
+columns in the narrow width the one-hop kernels read, so a ``DependencyGraph`` built from a
+large edge list needs no second pass for them.
+"""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from .._config import JIT
+from .._config import JIT, JIT_PARALLEL, cache_twin
+from .propagation import balanced_rows
+
+
+@numba.njit(**JIT)
+def _bucket(n, rows, cols):
+    """(start, idx): the pairs with row != col grouped by row (a counting sort, input order within a row).
+
+    Row r's cols are ``idx[start[r]:start[r + 1]]``.
+    """
+    start = np.zeros(n + 1, dtype=np.int64)
+    for e in range(rows.shape[0]):
+        if rows[e] != cols[e]:
+            start[rows[e] + 1] += 1
+    for r in range(n):
+        start[r + 1] += start[r]
+    fill = start[:n].copy()
+    idx = np.empty(start[n], dtype=np.int64)
+    for e in range(rows.shape[0]):
+        r = rows[e]
+        if r != cols[e]:
+            idx[fill[r]] = cols[e]
+            fill[r] += 1
+    return start, idx
+
+
+@numba.njit(**JIT)
+def _sort_unique(seg):
+    """Sort ``seg`` in place and move its distinct values, ascending, to its front; returns their count."""
+    if seg.shape[0] <= 16:  # short rows (the common case): insertion sort, no call overhead
+        for a in range(1, seg.shape[0]):
+            v = seg[a]
+            b = a
+            while b > 0 and seg[b - 1] > v:
+                seg[b] = seg[b - 1]
+                b -= 1
+            seg[b] = v
+    else:
+        seg.sort()
+    w = 0
+    prev = -1
+    for k in range(seg.shape[0]):
+        v = seg[k]
+        if v != prev:
+            seg[w] = v
+            w += 1
+            prev = v
+    return w
 
 
 @numba.njit(**JIT)
@@ -16,42 +73,57 @@ def build_csr(n, rows, cols):
     strictly ascending.  Matches ``dsgc_ref.equations.dependents_lists`` when called with
     rows = prerequisites, cols = dependents.
     """
-    counts = np.zeros(n + 1, dtype=np.int64)
-    for e in range(rows.shape[0]):
-        if rows[e] != cols[e]:
-            counts[rows[e] + 1] += 1
-    for r in range(n):
-        counts[r + 1] += counts[r]
-    fill = counts[:n].copy()
-    idx = np.empty(counts[n], dtype=np.int64)
-    for e in range(rows.shape[0]):
-        r = rows[e]
-        if r != cols[e]:
-            idx[fill[r]] = cols[e]
-            fill[r] += 1
+    start, idx = _bucket(n, rows, cols)
     indptr = np.zeros(n + 1, dtype=np.int64)
     w = 0
     for r in range(n):
-        seg = idx[counts[r] : counts[r + 1]]
-        if seg.shape[0] <= 16:  # short rows (the common case): insertion sort, no call overhead
-            for a in range(1, seg.shape[0]):
-                v = seg[a]
-                b = a
-                while b > 0 and seg[b - 1] > v:
-                    seg[b] = seg[b - 1]
-                    b -= 1
-                seg[b] = v
-        else:
-            seg.sort()
-        prev = -1
-        for k in range(seg.shape[0]):
-            v = seg[k]
-            if v != prev:
-                idx[w] = v
-                w += 1
-                prev = v
+        a = start[r]
+        d = _sort_unique(idx[a : start[r + 1]])
+        for k in range(d):  # forward: w <= a, so no value is overwritten before it is read
+            idx[w + k] = idx[a + k]
+        w += d
         indptr[r + 1] = w
     return indptr, idx[:w].copy()
+
+
+def _row_distinct_impl(n, rows, cols, parts):
+    """``_bucket``, then ``_sort_unique`` on every row over ``parts`` row ranges balanced by pairs.
+
+    Returns ``(start, idx, indptr)``: row r's distinct cols, ascending, are
+    ``idx[start[r]:start[r] + indptr[r + 1] - indptr[r]]`` and ``indptr`` is the final CSR's.
+    """
+    start, idx = _bucket(n, rows, cols)
+    bounds = balanced_rows(start, parts)
+    indptr = np.empty(n + 1, dtype=np.int64)
+    indptr[0] = 0
+    for p in numba.prange(parts):
+        for r in range(bounds[p], bounds[p + 1]):
+            indptr[r + 1] = _sort_unique(idx[start[r] : start[r + 1]])
+    for r in range(n):
+        indptr[r + 1] += indptr[r]
+    return start, idx, indptr
+
+
+row_distinct = numba.njit(_row_distinct_impl, **JIT)
+row_distinct_par = numba.njit(cache_twin(_row_distinct_impl, "_par"), **JIT_PARALLEL)
+
+
+def _gather_rows_impl(start, idx, indptr, parts, indices, entry_rows, entry_cols):
+    """The CSR entries from ``row_distinct``'s output: ``indices`` (int64) and, in the width of
+    the arrays given, each entry's row and column; over ``parts`` row ranges balanced by entries."""
+    bounds = balanced_rows(indptr, parts)
+    for p in numba.prange(parts):
+        for r in range(bounds[p], bounds[p + 1]):
+            a = start[r]
+            for k in range(indptr[r], indptr[r + 1]):
+                v = idx[a + k - indptr[r]]
+                indices[k] = v
+                entry_rows[k] = r
+                entry_cols[k] = v
+
+
+gather_rows = numba.njit(_gather_rows_impl, **JIT)
+gather_rows_par = numba.njit(cache_twin(_gather_rows_impl, "_par"), **JIT_PARALLEL)
 
 
 @numba.njit(**JIT)
