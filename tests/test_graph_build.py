@@ -15,7 +15,7 @@ from dsgc_fast import _config
 from dsgc_fast import graph as graph_module
 from dsgc_fast._config import PARALLEL_MIN_N
 from dsgc_fast.kernels.checks import same_words
-from dsgc_fast.kernels.graph_kernels import build_csr, gather_rows, gather_rows_par, row_distinct, row_distinct_par
+from dsgc_fast.kernels.graph_kernels import build_csr, gather_rows, row_distinct
 from dsgc_ref import equations
 
 from ._cases import examples
@@ -138,20 +138,21 @@ def edge_lists(draw):
 @given(edge_lists(), st.sampled_from([1, 3, 40]))
 @settings(max_examples=examples(2))
 def test_row_range_builds_equal_the_serial_csr_and_the_oracle(case, parts):
-    """``row_distinct`` + ``gather_rows``, serial and on threads, over any number of row ranges:
-    the CSR of ``build_csr`` and ``dsgc_ref``'s dependents lists, with each entry's row and column."""
+    """``row_distinct`` + ``gather_rows`` on threads, over any number of row ranges: the CSR of
+    ``build_csr`` and ``dsgc_ref``'s dependents lists, with each entry's row and column."""
     n, edges = case
     want_indptr, want_indices = build_csr(n, edges[:, 1].astype(np.int64), edges[:, 0].astype(np.int64))
     lists = equations.dependents_lists(n, edges.tolist())
     assert want_indices.tolist() == [j for row in lists for j in row]
-    for distinct, gather in ((row_distinct, gather_rows), (row_distinct_par, gather_rows_par)):
-        start, idx, indptr = distinct(n, edges[:, 1], edges[:, 0], parts)
-        m = int(indptr[n])
-        indices, rows, cols = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.int32)
-        gather(start, idx, indptr, parts, indices, rows, cols)
-        assert np.array_equal(indptr, want_indptr) and np.array_equal(indices, want_indices)
-        assert rows.tolist() == np.repeat(np.arange(n), np.diff(want_indptr)).tolist()
-        assert cols.tolist() == want_indices.tolist()
+    assert want_indptr.tolist() == np.cumsum([0] + [len(row) for row in lists]).tolist()
+    _config.parallel(n)  # starts the threads (see its docstring)
+    start, idx, indptr = row_distinct(n, edges[:, 1], edges[:, 0], parts)
+    m = int(indptr[n])
+    indices, rows, cols = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.int32)
+    gather_rows(start, idx, indptr, parts, indices, rows, cols)
+    assert np.array_equal(indptr, want_indptr) and np.array_equal(indices, want_indices)
+    assert rows.tolist() == np.repeat(np.arange(n), np.diff(want_indptr)).tolist()
+    assert cols.tolist() == want_indices.tolist()
 
 
 @given(edge_lists())

@@ -13,14 +13,7 @@ import numpy as np
 from . import _config, _validate
 from ._config import PARALLEL_MIN_N
 from .kernels.checks import same_words, same_words_par
-from .kernels.graph_kernels import (
-    build_csr,
-    fill_edge_rows,
-    gather_rows,
-    gather_rows_par,
-    row_distinct,
-    row_distinct_par,
-)
+from .kernels.graph_kernels import build_csr, fill_edge_rows, gather_rows, row_distinct
 from .kernels.propagation import PARTS
 
 
@@ -67,21 +60,22 @@ class DependencyGraph:
 
     @classmethod
     def from_edges(cls, n: int, edges: Any) -> DependencyGraph:
-        """Validate an (E, 2) edge list and build the dependents CSR, with ``dep_rows`` and ``dep_cols``.
+        """Validate an (E, 2) edge list and build the dependents CSR.
 
-        The rows are sorted and deduplicated over row ranges, on threads from ``PARALLEL_MIN_N``
-        edges (``kernels.graph_kernels``); any split gives the same arrays.
+        From ``PARALLEL_MIN_N`` edges the rows are sorted and deduplicated over row ranges on
+        threads, and ``dep_rows`` and ``dep_cols`` are written in the same pass
+        (``kernels.graph_kernels``); a smaller list takes the serial ``build_csr``, and those
+        two arrays are built on first use.  Either way the arrays are the same.
         """
         n = _validate.block_count(n)
         e = _validate.edges(edges, n)
-        parallel = _config.parallel(e.shape[0])
-        parts = PARTS if parallel else 1
-        distinct = row_distinct_par if parallel else row_distinct
-        start, idx, indptr = distinct(n, e[:, 1], e[:, 0], parts)  # rows: prerequisites; cols: dependents
+        if not _config.parallel(e.shape[0]):
+            return cls.built(n, *build_csr(n, e[:, 1].copy(), e[:, 0].copy()))
+        start, idx, indptr = row_distinct(n, e[:, 1], e[:, 0], PARTS)  # rows: prerequisites; cols: dependents
         m = int(indptr[n])
         indices = np.empty(m, dtype=np.int64)
         rows, cols = np.empty(m, dtype=_entry_width(n)), np.empty(m, dtype=_entry_width(n))
-        (gather_rows_par if parallel else gather_rows)(start, idx, indptr, parts, indices, rows, cols)
+        gather_rows(start, idx, indptr, PARTS, indices, rows, cols)
         return cls.built(n, indptr, indices, rows, cols)
 
     @classmethod
