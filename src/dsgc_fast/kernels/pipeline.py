@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from .._config import JIT
+from .checks import all_finite
 from .closure import closure_mask, select_pinned
 from .graph_kernels import fill_edge_rows
 from .propagation import k_hop, one_hop
@@ -85,28 +86,28 @@ def retain_small(
 ):  # fmt: skip
     """``retain_store`` for one call from Python, with the glue around it done here too.
 
-    ``out`` rows receive (similarity, relevance, propagated, scores); ``budget`` is capped at
-    the total cost here; ``kept[:count]`` receives the kept indices, ascending.  Returns
+    ``out`` rows receive (similarity, relevance, propagated, scores); ``budget`` is already
+    capped at the total cost; ``kept[:count]`` receives the kept indices, ascending.  Returns
     ``(used, count, finite)``, ``finite`` False when a similarity is NaN or infinite (the
     caller raises; nothing here reads out of bounds on such values).
     """
-    total = 0
-    for i in range(costs.shape[0]):
-        total += costs[i]
     used = retain_store(
-        embs, q, costs, dep_indptr, dep_indices, min(budget, total),
+        embs, q, costs, dep_indptr, dep_indices, budget,
         tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
         out[0], out[1], out[2], out[3], ranking, mask, reasons,
     )  # fmt: skip
-    finite = True
-    for i in range(out.shape[1]):
-        finite = finite and np.isfinite(out[0, i])
+    return used, _kept_list(mask, kept), all_finite(out[:1])
+
+
+@numba.njit(**JIT)
+def _kept_list(mask, kept):
+    """kept[:count] <- the indices where ``mask`` is True, ascending; returns count."""
     count = 0
     for i in range(mask.shape[0]):
         if mask[i]:
             kept[count] = i
             count += 1
-    return used, count, finite
+    return count
 
 
 @numba.njit(**JIT)
@@ -140,9 +141,7 @@ def retain_pinned_small(
         embs, q, costs, dep_indptr, dep_indices, tau, lambda_pi, density_exponent, hops, decay, rule, fast, codes,
         rho, out[0], out[1], out[2], out[4], kept_reason,
     )  # fmt: skip
-    finite = True
-    for i in range(n):
-        finite = finite and np.isfinite(out[0, i])
+    finite = all_finite(out[:1])
     closure_mask(roots, need_indptr, need_blocks, pinned)
     total = 0
     pinned_cost = 0
@@ -161,9 +160,4 @@ def retain_pinned_small(
         ranking, costs, min(budget, total), prefix, kept_reason, codes, pin_codes, 0, np.zeros(n, dtype=np.bool_),
         need_indptr, need_blocks, pinned, mask, reasons,
     )  # fmt: skip
-    count = 0
-    for i in range(n):
-        if mask[i]:
-            kept[count] = i
-            count += 1
-    return used, count, n_pinned, finite
+    return used, _kept_list(mask, kept), n_pinned, finite
