@@ -74,7 +74,8 @@ class DependencyGraph:
         start, idx, indptr = row_distinct(n, e[:, 1], e[:, 0], PARTS)  # rows: prerequisites; cols: dependents
         m = int(indptr[n])
         indices = np.empty(m, dtype=np.int64)
-        rows, cols = np.empty(m, dtype=_entry_width(n)), np.empty(m, dtype=_entry_width(n))
+        width = _entry_width(n)
+        rows, cols = np.empty(m, dtype=width), np.empty(m, dtype=width)
         gather_rows(start, idx, indptr, PARTS, indices, rows, cols)
         return cls.built(n, indptr, indices, rows, cols)
 

@@ -86,7 +86,8 @@ def build_csr(n, rows, cols):
     return indptr, idx[:w].copy()
 
 
-def _row_distinct_impl(n, rows, cols, parts):
+@numba.njit(**JIT_PARALLEL)
+def row_distinct(n, rows, cols, parts):
     """``_bucket``, then ``_sort_unique`` on every row over ``parts`` row ranges balanced by pairs.
 
     Returns ``(start, idx, indptr)``: row r's distinct cols, ascending, are
@@ -104,10 +105,8 @@ def _row_distinct_impl(n, rows, cols, parts):
     return start, idx, indptr
 
 
-row_distinct = numba.njit(_row_distinct_impl, **JIT_PARALLEL)
-
-
-def _gather_rows_impl(start, idx, indptr, parts, indices, entry_rows, entry_cols):
+@numba.njit(**JIT_PARALLEL)
+def gather_rows(start, idx, indptr, parts, indices, entry_rows, entry_cols):
     """The CSR entries from ``row_distinct``'s output: ``indices`` (int64) and, in the width of
     the arrays given, each entry's row and column; over ``parts`` row ranges balanced by entries."""
     bounds = balanced_rows(indptr, parts)
@@ -119,9 +118,6 @@ def _gather_rows_impl(start, idx, indptr, parts, indices, entry_rows, entry_cols
                 indices[k] = v
                 entry_rows[k] = r
                 entry_cols[k] = v
-
-
-gather_rows = numba.njit(_gather_rows_impl, **JIT_PARALLEL)
 
 
 @numba.njit(**JIT)
