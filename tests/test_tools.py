@@ -39,6 +39,15 @@ def test_profile_stages_runs(capsys, monkeypatch):
     assert "budgeted walk" in out and "retain (whole call)" in out
 
 
+def test_thread_scaling_runs(capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(TOOLS))  # as when run as a script: it imports profile_stages beside it
+    run_script("thread_scaling.py", ["2000", "--d", "16", "--rounds", "1", "--threads", "1", "2"], monkeypatch)
+    out = capsys.readouterr().out
+    assert "| budgeted walk |" in out and "| whole call / floor |" in out and "x2/x1" in out
+    with pytest.raises(SystemExit):
+        run_script("thread_scaling.py", ["2000", "--threads", "0"], monkeypatch)
+
+
 def test_floor_precision_and_edges_sections_run(capsys, monkeypatch):
     run_script(
         "peer_table.py",
