@@ -92,7 +92,7 @@ def render(report: CompactionReport, *, focus: Iterable[str] = ()) -> str:
     slot = {d.id: i for i, d in enumerate(decisions)}
     cap = text_cap(len(decisions) + (report.binding_table is not None))
     kinds = [kind_of(d, report.truncated) for d in decisions]
-    top = max((max(d.relevance, d.support + d.working, d.score) for d in decisions), default=0.0) or 1.0
+    top = max((d.relevance + d.support + d.working for d in decisions), default=0.0) or 1.0  # the longest score bar
     rows = [_row(i, d, k, report, cap, top, d.id in focused) for i, (d, k) in enumerate(zip(decisions, kinds))]
     if report.binding_table is not None:
         rows.append(_table_row(len(decisions), report, cap))
@@ -108,7 +108,7 @@ def render(report: CompactionReport, *, focus: Iterable[str] = ()) -> str:
         script=_SCRIPT,
         header=_header(report, kinds),
         bar=_budget_bar(report, decisions, kinds),
-        legend=_legend(kinds),
+        legend=_legend(set(kinds)),
         rows="\n".join(rows),
         arcs=_script_json(arcs),
     )
@@ -177,12 +177,12 @@ def _budget_bar(report: CompactionReport, decisions: list[Decision], kinds: list
     )
 
 
-def _legend(kinds: list[str]) -> str:
-    present = set(kinds)
+def _legend(present: set[str]) -> str:
+    """The legend of the decision kinds on the page and of the two kinds of arc."""
     items = "".join(
         f'<li><span class="dec k-{k}">{html.escape(label)}</span> {html.escape(text)}</li>'
         for k, (label, text) in KINDS.items()
-        if k in present or k == "table"
+        if k in present
     )
     arcs = (
         '<li><svg width="28" height="10"><path class="arc ref" d="M2 5 H26"/></svg> referent link: a block uses a '
