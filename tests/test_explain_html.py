@@ -21,7 +21,7 @@ from dsgc_fast import MemoryStore, select
 from dsgc_fast.cli import main
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.explain_html import ESCAPE_ROOM, KINDS, kind_of, text_cap
-from dsgc_fast.messages import add_messages, compact_messages
+from dsgc_fast.messages import compact_messages, load_session
 
 from ._browser import chromium_path, open_page
 
@@ -228,35 +228,53 @@ def test_escaped_text_is_cut_to_its_room():
 
 
 def test_store_report_with_binding_table_and_focus():
-    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
-    add_messages(
-        store,
-        [
-            {"role": "system", "content": "triage"},
-            {
-                "role": "user",
-                "content": "account 8841-C, the one flagged last week, disputes a billing charge",
-                "dsgc": {"binds": {"that account": "8841-C"}},
-            },
-            {"role": "assistant", "content": "noted"},
-            {"role": "user", "content": "did that account clear KYC?", "dsgc": {"uses": ["that account"]}},
-        ],
-    )
-    report = compact_messages(store, 1 + 5 + 5)
-    assert report.binding_table is not None
-    out = report.to_html(focus=["m1"])
+    # 60 tokens: the roots t01 and t19 (39) fit, t12 (29) which binds "that account" does not,
+    # so the binding table (16) replaces it
+    store = MemoryStore(encoder=LexicalEncoder())
+    load_session(store, SAMPLE, complete=True)
+    report = compact_messages(store, 60)
+    assert report.binding_table is not None and report.kept == ["t01", "t19"]
+    out = report.to_html(focus=["t12"])
     page = Page(out)
     rows = page.rows()
-    assert [r["id"] for r in rows] == ["b0", "b1", "b2", "b3", "b4"]
-    assert rows[1]["class"].split() == ["row", "k-table", "focus"] and "k-table" in rows[4]["class"]
+    assert [r["id"] for r in rows] == [f"b{i}" for i in range(20)]
+    assert rows[11]["class"].split() == ["row", "k-table", "focus"] and "k-table" in rows[19]["class"]
     text = "".join(page.text)
-    assert "that account = 8841-C (from m1)" in text and "binding table" in text
+    assert "that account = 8841-C (from t12)" in text and report.binding_table.block.text in text
     (data_script,) = [s for attrs, s in page.scripts if attrs.get("type") == "application/json"]
-    assert json.loads(data_script)["focus"] == [1]
+    assert json.loads(data_script)["focus"] == [11]
     with pytest.raises(KeyError, match="nope"):
         report.to_html(focus=["nope"])
-    assert dict(report.roles) == {"m0": "system", "m1": "user", "m2": "assistant", "m3": "user"}
+    roles = [json.loads(line)["role"] for line in SAMPLE.read_text().splitlines()]
+    assert list(report.roles.values()) == roles and list(report.roles) == list(report.decisions)
     assert "table" in legend_kinds(out)
+
+
+def over_budget_session():
+    """The newest turn's tool result alone is far over a 200-token budget."""
+    rows = json.dumps([{"row": k, "v": "x" * 20} for k in range(300)])
+    return [
+        {"role": "system", "content": "agent"},
+        {"role": "user", "content": "old question"},
+        {"role": "assistant", "content": "old answer"},
+        {"role": "user", "content": "dump the ledger"},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "dump", {})]},
+        {"role": "tool", "tool_call_id": "c1", "content": rows},
+    ]
+
+
+def test_a_cut_tool_result_and_an_over_budget_compaction():
+    cut = select(over_budget_session(), 200, tokenizer="approx", encoder=LexicalEncoder(), on_over_budget="truncate")
+    t = cut.report.truncated["m5"]
+    out = cut.report.to_html()
+    assert f'<span class="tok">{t.original_cost:,}&rarr;{t.cost:,}</span>' in out
+    assert Page(out).rows()[5]["class"].split() == ["row", "k-truncated"] and "OVER BUDGET" not in out
+    over = select(over_budget_session(), 200, tokenizer="approx", encoder=LexicalEncoder(), on_over_budget="roots_only")
+    out = over.report.to_html()
+    assert over.report.over_budget and "OVER BUDGET" in out
+    # the bar spans the tokens used; the budget line sits where 200 of them end
+    left = float(re.search(r'class="budget" style="left:([\d.]+)%"', out).group(1))
+    assert left == pytest.approx(100 * 200 / over.report.used, abs=1e-3)
 
 
 def legend_kinds(out):
