@@ -144,6 +144,9 @@ def test_every_block_is_a_row_with_its_decision(selection):
     # the roles come from the messages
     roles = [a for t, a in page.elements if t == "span" and a.get("class", "").startswith("role ")]
     assert [r["class"] for r in roles[:4]] == ["role r-system", "role r-user", "role r-assistant", "role r-user"]
+    assert report.roles["r5"] == "tool" and "zz" not in report.roles and len(report.roles) == 200
+    with pytest.raises(KeyError, match="zz"):
+        report.roles["zz"]
 
 
 def test_the_arcs_are_the_referent_links_and_dependency_edges(selection):

@@ -60,14 +60,19 @@ class BlockRoles(Mapping[str, str]):
     """Block id -> chat role (``"block"`` for a plain block), read from the block when asked.
 
     ``ids`` are the report's blocks, oldest first; ``block_of`` gives the block of one of
-    them.  A report holds one so that building it stays O(1) beyond the compaction.
+    them (KeyError or IndexError for another id: a ``KeyError`` here).  A report holds one so
+    that building it stays O(1) beyond the compaction.
     """
 
     def __init__(self, ids: Sequence[str], block_of: Callable[[str], Block]) -> None:
         self._ids, self._block_of = ids, block_of
 
     def __getitem__(self, block_id: str) -> str:
-        return str(self._block_of(block_id).meta.get("role", "block"))
+        try:
+            block = self._block_of(block_id)
+        except (KeyError, IndexError):
+            raise KeyError(block_id) from None
+        return str(block.meta.get("role", "block"))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ids)
