@@ -3,7 +3,7 @@
     dsgc retain  --input session.jsonl|- --budget N [--query TEXT] [--encoder lexical|sentence]
                  [--tokenizer NAME] [--on-over-budget raise|roots_only|truncate]
                  [--format table|json] [--write-messages OUT] [scoring options]
-    dsgc explain --input session.jsonl|- --budget N [--id ID ...] (same options)
+    dsgc explain --input session.jsonl|- --budget N [--id ID ...] [--html FILE] (same options)
     dsgc --version
 
 The scoring options are the fields of ``dsgc_ref.contract.Params`` (``--policy``,
@@ -21,7 +21,10 @@ progress bar on a terminal's standard error (with tqdm installed).  ``--write-me
 checked before any work.  Input errors name the line and exit with status 2; a budget too
 small even for the live roots plus the binding table exits with status 1 (unless
 ``--on-over-budget`` says otherwise); an internal error (a bug) prints its traceback and
-exits with status 3.  Text for a person (tables, explanations, error lines) shows control
+exits with status 3.  ``explain --html FILE`` writes the decision as one self-contained HTML
+page (``CompactionReport.to_html``: the timeline, the budget bar, the referent links and
+dependency edges drawn; ``--id`` blocks highlighted) instead of printing it; FILE, like
+``--write-messages``, is checked before any work.  Text for a person (tables, explanations, error lines) shows control
 characters escaped; JSON stays exact.
 """
 
@@ -119,6 +122,10 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument("--write-messages", metavar="OUT", help="write the kept chat messages to OUT as JSONL")
     explain = sub.add_parser("explain", parents=[common], help="explain each decision with its score parts")
     explain.add_argument("--id", action="append", dest="ids", metavar="ID", help="explain only this block (repeatable)")
+    explain.add_argument(
+        "--html", metavar="FILE",
+        help="write the explanation as one self-contained HTML page (a timeline of every block; --id ones highlighted)",
+    )  # fmt: skip
     return parser
 
 
@@ -170,27 +177,38 @@ def _progress_bar(total: int) -> Any:
     return tqdm(total=total, unit="text", desc="encoding", file=sys.stderr, leave=False)
 
 
-def _check_output(path: str | None) -> None:
-    """``--write-messages``: refuse, before any work, a path that cannot be written."""
+def _check_output(path: str | None, option: str) -> None:
+    """``--write-messages`` / ``--html``: refuse, before any work, a path that cannot be written."""
     if path is None:
         return
     if os.path.isdir(path):
-        raise ValueError(f"--write-messages {path!r} is a directory")
+        raise ValueError(f"{option} {path!r} is a directory")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
-        raise ValueError(f"--write-messages {path!r}: directory {parent!r} does not exist")
+        raise ValueError(f"{option} {path!r}: directory {parent!r} does not exist")
     if not os.access(path if os.path.exists(path) else parent, os.W_OK):
-        raise ValueError(f"--write-messages {path!r} is not writable")
+        raise ValueError(f"{option} {path!r} is not writable")
 
 
 def _explain_output(report: CompactionReport, ids: Sequence[str] | None, fmt: str) -> str:
-    for block_id in ids or ():
-        if block_id not in report.decisions:
-            raise SessionError(f"--id {block_id!r} is not a block of the session")
+    _check_ids(report, ids)
     chosen = [report.decisions[i] for i in ids] if ids else list(report.decisions.values())
     if fmt == "json":
         return json.dumps({"schema_version": SCHEMA_VERSION, "decisions": [d.to_dict() for d in chosen]}, indent=2)
     return "\n\n".join([report.summary()] + [d.explain() for d in chosen])
+
+
+def _check_ids(report: CompactionReport, ids: Sequence[str] | None) -> None:
+    for block_id in ids or ():
+        if block_id not in report.decisions:
+            raise SessionError(f"--id {block_id!r} is not a block of the session")
+
+
+def _write_html(report: CompactionReport, ids: Sequence[str] | None, path: str) -> None:
+    """``explain --html``: the page of ``report`` (``ids`` highlighted) written to ``path`` as UTF-8."""
+    _check_ids(report, ids)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(report.to_html(focus=ids or ()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -202,12 +220,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     source = "<stdin>" if args.input == "-" else args.input
     try:
-        _check_output(getattr(args, "write_messages", None))
+        _check_output(getattr(args, "write_messages", None), "--write-messages")
+        _check_output(getattr(args, "html", None), "--html")
         store, report = _run(args)
         if args.command == "retain":
             print(report.table() if fmt == "table" else report.to_json())
             if args.write_messages:
                 write_jsonl(to_messages(store), args.write_messages)
+        elif args.html:
+            _write_html(report, args.ids, args.html)
         else:
             print(_explain_output(report, args.ids, fmt))
     except BrokenPipeError:  # the reader (e.g. `head`) went away: stop quietly

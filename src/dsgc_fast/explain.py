@@ -28,7 +28,7 @@ full path is walked when it is read.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -39,6 +39,7 @@ from dsgc_ref.contract import Reason
 
 from ._terminal import printable
 from .archive import Block
+from .explain_html import render
 from .graph import DependencyGraph
 from .kernels.closure import closure_forest, forest_depths
 from .pins import ReferentIndex
@@ -53,6 +54,31 @@ class BindingTableBlock:
 
     block: Block
     entries: list[tuple[Hashable, Any, str]]
+
+
+class BlockRoles(Mapping[str, str]):
+    """Block id -> chat role (``"block"`` for a plain block), read from the block when asked.
+
+    ``ids`` are the report's blocks, oldest first; ``block_of`` gives the block of one of
+    them (KeyError or IndexError for another id: a ``KeyError`` here).  A report holds one so
+    that building it stays O(1) beyond the compaction.
+    """
+
+    def __init__(self, ids: Sequence[str], block_of: Callable[[str], Block]) -> None:
+        self._ids, self._block_of = ids, block_of
+
+    def __getitem__(self, block_id: str) -> str:
+        try:
+            block = self._block_of(block_id)
+        except (KeyError, IndexError):
+            raise KeyError(block_id) from None
+        return str(block.meta.get("role", "block"))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 class ReferentChain(Sequence[tuple[str, Hashable]]):
@@ -231,7 +257,8 @@ class CompactionReport:
     ``binding_table`` is None, or the escalation's table block (its id, text, cost and
     ``(referent, value, source id)`` entries), which joins the active set.  ``over_budget``:
     even the live roots did not fit, and only they were kept (``on_over_budget``);
-    ``truncated``: block id -> the ``compaction.Truncation`` of each tool result that was cut.
+    ``truncated``: block id -> the ``compaction.Truncation`` of each tool result that was cut;
+    ``roles``: block id -> chat role (``BlockRoles``; empty when the caller gave none).
     """
 
     kept: list[str]
@@ -246,6 +273,7 @@ class CompactionReport:
     texts: Mapping[str, str] = field(default_factory=dict, repr=False)
     over_budget: bool = False
     truncated: Mapping[str, Any] = field(default_factory=dict)
+    roles: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def explain(self, block_id: str) -> str:
         """The multi-line explanation of one block's decision."""
@@ -331,6 +359,26 @@ class CompactionReport:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
+    def to_html(self, *, focus: Iterable[str] = ()) -> str:
+        """One self-contained HTML page showing this compaction as a timeline.
+
+        Parameters
+        ----------
+        focus : iterable of str
+            Block ids to highlight, their texts opened (each must be a block of the report,
+            else ``KeyError``).
+
+        Returns
+        -------
+        str
+            The page (inline CSS, script and SVG; nothing is fetched): the budget bar, then
+            one row per block, oldest first, with its role, tokens, decision, score parts and
+            text, the referent links (user -> live binder) and dependency edges drawn beside
+            the rows, and the binding table last.  Every text from the session is escaped;
+            each block's shown text is capped (``explain_html.text_cap``) with a note.
+        """
+        return render(self, focus=focus)
+
 
 def build_report(
     ids: Sequence[str],
@@ -346,11 +394,13 @@ def build_report(
     table_block: BindingTableBlock | None = None,
     over_budget: bool = False,
     truncated: Mapping[str, Any] | None = None,
+    roles: Mapping[str, str] | None = None,
 ) -> CompactionReport:
     """A ``CompactionReport`` for a ``Retention`` over blocks named ``ids`` (oldest first).
 
     ``graph`` and ``referents`` are the prerequisite graph and referent index the engine
-    decided with; ``lambda_pi`` the effective weight of the support (0 for no_graph).
+    decided with; ``lambda_pi`` the effective weight of the support (0 for no_graph);
+    ``roles`` the blocks' chat roles (a ``BlockRoles``).
     """
     decisions = _Decisions(_Facts(ids, result, costs, graph, referents, roots, lambda_pi, table_block))
     return CompactionReport(
@@ -365,6 +415,7 @@ def build_report(
         texts=texts,
         over_budget=over_budget,
         truncated=dict(truncated or {}),
+        roles=roles if roles is not None else {},
     )
 
 

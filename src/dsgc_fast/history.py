@@ -37,7 +37,7 @@ from ._induced import InducedEdges
 from .archive import DEFAULT_WIDTH, Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .encoders import CachedEncoder, LexicalEncoder
-from .explain import CompactionReport, build_report
+from .explain import BlockRoles, CompactionReport, build_report
 from .graph import DependencyGraph
 from .messages import ChatUnits, SessionError, _Planner, chat_messages
 from .pins import ReferentIndex
@@ -336,6 +336,7 @@ def _selection(
         table_block=table,
         over_budget=outcome.over_budget,
         truncated={ids[i]: t for i, t in outcome.truncated.items()},
+        roles=BlockRoles(ids, lambda block_id: blocks[history.slot_of[block_id]]),
     )
     kept = result.retained.tolist()
     sent = [cut.get(i) or blocks[i] for i in kept] + ([table.block] if table is not None else [])

@@ -66,7 +66,7 @@ from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
 from .archive import EMBEDDING_DTYPES, Archive, ArchivedBlock, Block, DeletedBlock
 from .compaction import Truncation, decide, table_block
 from .encoders import check_unicode, encode_function
-from .explain import BindingTableBlock, CompactionReport, build_report
+from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_report
 from .graph import DependencyGraph
 from .kernels.graph_kernels import active_csr
 from .kernels.referents import active_links
@@ -815,6 +815,7 @@ class MemoryStore:
             table_block=table,
             over_budget=outcome.over_budget,
             truncated={ids[i]: t for i, t in outcome.truncated.items()},
+            roles=BlockRoles(ids, lambda block_id: active[self._slot_of[block_id]]),
         )
         gone = result.evicted
         evicted = dict(zip(slots[gone].tolist(), map(_LABELS.__getitem__, result.reasons[gone].tolist())))
