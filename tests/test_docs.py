@@ -143,3 +143,13 @@ def test_the_readme_is_a_front_door():
     assert "create_react_agent" not in readme
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), link
+    examples = [code for name, code, _ in BLOCKS if name.startswith("README.md")]
+    for needle in ("create_agent(", "InputFilter(", "select("):  # one agent example per framework, and none
+        assert any(needle in code for code in examples), needle
+    for code in examples:  # short: at most 12 statements besides imports (indented lines are parts)
+        statements = [
+            line
+            for line in code.splitlines()
+            if line.strip() and not line.startswith((" ", ")", "]", "from ", "import ", "#", "@"))
+        ]
+        assert len(statements) <= 12, statements
