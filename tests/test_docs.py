@@ -3,8 +3,8 @@
 The rule the pages follow: a fenced block tagged ``python`` is a complete program (no names
 defined elsewhere) and runs here, in this process, offline; a ``text`` block right after it
 (blank lines only between) is its exact standard output.  Blocks that are not Python carry
-another tag (``bash`` or ``console`` for shell commands, ``text`` for output); an untagged
-block fails, so no Python hides from these tests.  Models are offline: the LangChain blocks
+another tag (``bash`` or ``console`` for shell commands, ``text`` for output, ``json`` or
+``jsonl`` for data); an untagged block fails, so no Python hides from these tests.  Models are offline: the LangChain blocks
 use LangChain's own fake chat model, and an OpenAI Agents SDK model name is routed to the
 scripted ``agents.Model`` of ``tests/_scripted_agents_model.py``.
 
@@ -29,8 +29,8 @@ from tests._requires import require
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-#: the tags a fenced block may carry: Python runs, the others are shell commands or output
-TAGS = ("python", "text", "console", "bash")
+#: the tags a fenced block may carry: Python runs; the others are shell commands, output or data
+TAGS = ("python", "text", "console", "bash", "json", "jsonl")
 #: a block importing one of these needs its extra
 EXTRAS = {"langchain": "langchain", "langchain_core": "langchain", "langgraph": "langchain", "agents": "openai-agents"}
 FENCE = re.compile(r"^```(?P<tag>[^\n`]*)\n(?P<body>.*?)^```\n", re.S | re.M)
@@ -64,13 +64,13 @@ BLOCKS = python_blocks()
 
 def run(code: str, name: str) -> str:
     """Run ``code`` in a fresh namespace; return what it printed."""
-    for module, extra in EXTRAS.items():
-        if re.search(rf"^\s*(from|import) {module}\b", code, re.M):
-            require(module, extra)
+    imported = {module for module in EXTRAS if re.search(rf"^\s*(from|import) {module}\b", code, re.M)}
+    for module in imported:
+        require(module, EXTRAS[module])
     os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
     printed = io.StringIO()
     with contextlib.ExitStack() as stack:
-        if "agents" in code:
+        if "agents" in imported:
             from agents.models.multi_provider import MultiProvider
 
             from tests._scripted_agents_model import ScriptedModel
