@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= results
 
-.PHONY: install lint test test-fast reproduce fuzz bench clean
+.PHONY: install lint test test-fast reproduce fuzz bench docs clean
 
 install: $(STAMP)
 
@@ -50,6 +50,10 @@ bench: $(STAMP)
 	cd asv_bench && $(ASV) machine --yes
 	cd asv_bench && $(ASV) run --python=same --show-stderr --set-commit-hash "$$(git rev-parse HEAD)" $(if $(BENCH),--bench "$(BENCH)")
 	cd asv_bench && $(ASV) publish
+
+# The documentation site, strictly (any warning fails the build), into site/ (git-ignored).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) .asv .pytest_cache .hypothesis .numba-cache

@@ -50,6 +50,8 @@ class ReferentIndex:
     values : sequence
         Referent id -> the live binder's value (None when unbound or unknown).
 
+    Notes
+    -----
     The arrays are validated and copied (read-only) when the index is made, so a hand-built
     index cannot send an out-of-range index to a kernel and later edits of the caller's
     arrays change nothing.  ``need_indptr``/``need_blocks`` is the derived CSR of block ->
