@@ -15,7 +15,8 @@ JSON).  Every leaf gives one line ``<path> -> <value>``, in document order:
   word of letters, digits, ``_`` and ``-`` is written ``["<key>"]`` (JSON-quoted); a key
   longer than ``MAX_KEY_CHARS`` keeps its first characters and ends in ``…``; a path deeper
   than ``MAX_PATH_SEGMENTS`` keeps its last segments after a leading ``…``; the root
-  itself is ``$``.
+  itself is ``$``.  A quoted key writes ``>`` as ``\u003e``, so the first `` -> `` of a
+  line always ends its path.
 - a value is written exactly as the JSON text wrote it for numbers (``12.50`` stays
   ``12.50``, never re-formatted), ``true``/``false``/``null`` as such; a string bare,
   unless it would read as something else (empty, blank at either end, a character that is
@@ -39,15 +40,15 @@ Duplicate keys are all kept (JSON allows them; the digest does not pick one).
 Line by line: a line holding no value word is dropped; a line with one, of at most
 ``max_chars`` characters once stripped of surrounding blanks, is kept as it is; a longer
 one becomes ``(text, <n> chars; values: ...)``.  After ``max_lines`` kept lines the rest
-are counted in ``(<n> more lines with values not shown)``, and the dropped ones in
-``(<n> lines without values dropped)``.  Blank content gives ``(empty)``.
+are counted in ``(<n> lines with values not shown)``, and the dropped ones in
+``(<n> lines without values dropped)`` (``1 line`` for one).  Blank content gives ``(empty)``.
 
 **Value words.**  The words of a text (runs between blanks), each stripped of the
 punctuation around it (leading ``( [ { < " ' ` *``, trailing the same closers and
 ``, ; : ! ? .``), that hold a digit (numbers, dates, times, amounts, codes with digits), or
 that the induction's value rules take as a whole value (``induction.json_values``: paths,
-e-mail addresses, ``snake_case`` and ``camelCase`` identifiers, dotted names, all-capitals
-codes), except two sentences run together at a full stop (``growth.The``: lower-case
+e-mail addresses, dotted names, all-capitals codes; not word codes such as ``rear_left`` or
+``getUser``, which name fields and enumerated values), except two sentences run together at a full stop (``growth.The``: lower-case
 letters, ``.``, a capitalised word).  Each distinct word is listed once, in order of first appearance, at most
 ``max_items`` of them, then ``+<n> more``.  A value word is a substring of the text,
 unchanged.
@@ -94,6 +95,8 @@ _JSON_LITERAL = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|fa
 _DIGIT = re.compile(r"\d")
 #: two sentences without a blank after the full stop (``growth.The``), not a dotted name
 _JOINED_SENTENCES = re.compile(r"[a-z]+\.[A-Z][a-z]+")
+#: ``>`` in a quoted key, so that no path holds the arrow
+_ESCAPED_GT = "\\u003e"
 #: line breaks of ``str.splitlines`` that JSON strings may hold unescaped
 _RAW_BREAKS = str.maketrans({c: f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"})
 _LEAD = "([{<\"'`*"
@@ -201,9 +204,13 @@ def _short_scalar(value: Any, max_chars: int) -> bool:
 
 
 def _key(key: str) -> str:
+    if _BARE_KEY.fullmatch(key) and len(key) <= MAX_KEY_CHARS:
+        return f".{key}"
     if len(key) > MAX_KEY_CHARS:
-        return f'[{_quoted(key[: MAX_KEY_CHARS - 1])[:-1]}{_ELLIPSIS}"]'
-    return f".{key}" if _BARE_KEY.fullmatch(key) else f"[{_quoted(key)}]"
+        quoted = f'{_quoted(key[: MAX_KEY_CHARS - 1])[:-1]}{_ELLIPSIS}"'
+    else:
+        quoted = _quoted(key)
+    return f"[{quoted.replace('>', _ESCAPED_GT)}]"
 
 
 def _path(segments: tuple[str, ...], deep: bool) -> str:
@@ -255,9 +262,13 @@ def _text_lines(content: str, max_chars: int, max_items: int, max_lines: int) ->
         if kept <= max_lines:
             yield line if len(line) <= max_chars else _text_summary(line, max_items)
     if kept > max_lines:
-        yield f"({kept - max_lines} more lines with values not shown)"
+        yield f"({_lines(kept - max_lines)} with values not shown)"
     if dropped:
-        yield f"({dropped} lines without values dropped)"
+        yield f"({_lines(dropped)} without values dropped)"
+
+
+def _lines(n: int) -> str:
+    return "1 line" if n == 1 else f"{n} lines"
 
 
 def _limit(name: str, value: Any) -> int:
