@@ -86,8 +86,9 @@ def select_forms(
         w_i > v_i, a floor outside 0..2, a negative budget, costs whose total overflows.
     """
     b = check_budget(budget)
-    n = _validate.integer_vector("whole_costs", whole_costs).shape[0]
-    c, _ = _validate.costs(whole_costs, n, "whole_costs")
+    c0 = _validate.integer_vector("whole_costs", whole_costs)
+    n = c0.shape[0]
+    c, _ = _validate.costs(c0, n, "whole_costs")
     d, _ = _validate.costs(digest_costs, n, "digest_costs")
     v = _validate.nonnegative_values("whole_values", whole_values, n)
     w = _validate.nonnegative_values("digest_values", digest_values, n)
