@@ -67,11 +67,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from dsgc_ref.contract import is_integer_scalar
 
-from .induction.json_values import Leaf, leaf_value
+from .induction.json_values import MAX_VALUE_CHARS, Leaf, leaf_value
 
 #: longest string kept whole (longer ones are reduced to their value words)
 MAX_CHARS = 100
@@ -160,10 +161,19 @@ def _word(raw: str) -> str:
     return raw.lstrip(_LEAD).rstrip(_TRAIL)
 
 
-def _is_value_word(word: str) -> bool:
+@lru_cache(maxsize=1 << 16)
+def _is_short_value_word(word: str) -> bool:
     if _DIGIT.search(word):
         return True
     return _JOINED_SENTENCES.fullmatch(word) is None and leaf_value(Leaf(word, None, None)) is not None
+
+
+def _is_value_word(word: str) -> bool:
+    """The value-word rule; words too long for any value rule (only the digit rule applies
+    to them) are not remembered."""
+    if len(word) > MAX_VALUE_CHARS:
+        return _DIGIT.search(word) is not None
+    return _is_short_value_word(word)
 
 
 def value_words(text: str) -> list[str]:
@@ -176,8 +186,8 @@ def value_words(text: str) -> list[str]:
     return list(seen)
 
 
-def _text_summary(text: str, max_items: int) -> str:
-    words = value_words(text)
+def _text_summary(text: str, words: list[str], max_items: int) -> str:
+    """``(text, <n> chars; values: ...)`` for ``text`` and its value words."""
     if not words:
         return f"(text, {len(text)} chars)"
     more = f" +{len(words) - max_items} more" if len(words) > max_items else ""
@@ -193,7 +203,7 @@ def _scalar(value: Any, max_chars: int, max_items: int) -> str:
         return "true" if value else "false"
     s = str(value)
     if len(s) > max_chars:
-        return _text_summary(s, max_items)
+        return _text_summary(s, value_words(s), max_items)
     bare = s and s == s.strip() and s.isprintable() and s[0] not in '"([{' and not _JSON_LITERAL.fullmatch(s)
     return s if bare else _quoted(s)
 
@@ -255,12 +265,13 @@ def _text_lines(content: str, max_chars: int, max_items: int, max_lines: int) ->
     dropped = 0
     for raw in content.splitlines():
         line = raw.strip()
-        if not line or not value_words(line):
+        words = value_words(line)
+        if not words:
             dropped += bool(line)
             continue
         kept += 1
         if kept <= max_lines:
-            yield line if len(line) <= max_chars else _text_summary(line, max_items)
+            yield line if len(line) <= max_chars else _text_summary(line, words, max_items)
     if kept > max_lines:
         yield f"({_lines(kept - max_lines)} with values not shown)"
     if dropped:
