@@ -10,6 +10,7 @@ from dsgc_ref.contract import (
     POLICIES,
     SELECTIONS,
     BindingTable,
+    Form,
     Params,
     Reason,
     ReferentEvictionError,
@@ -18,6 +19,8 @@ from dsgc_ref.contract import (
 
 from ._archive_access import ArchiveLockedError
 from .batch import BatchRetention, retain_batch
+from .digest import is_digest, render_digest
+from .digest_selection import FormSelection, select_forms
 from .embeddings import QuantizedEmbeddings, TiledEmbeddings
 from .engine import retain
 from .graph import DependencyGraph
@@ -33,6 +36,8 @@ __all__ = [
     "BatchRetention",
     "BindingTable",
     "DependencyGraph",
+    "Form",
+    "FormSelection",
     "MemoryStore",
     "Params",
     "QuantizedEmbeddings",
@@ -43,11 +48,14 @@ __all__ = [
     "SelectCache",
     "Selection",
     "TiledEmbeddings",
+    "is_digest",
     "min_budget",
     "orphans",
     "pin_closure",
+    "render_digest",
     "retain",
     "retain_batch",
     "select",
+    "select_forms",
     "whitespace_cost",
 ]

@@ -197,17 +197,32 @@ def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
-def costs(value: Any, n: int) -> tuple[np.ndarray, int]:
+def costs(value: Any, n: int, name: str = "costs") -> tuple[np.ndarray, int]:
     """N non-negative int64 token costs whose total cannot overflow, and their total."""
-    c = integer_vector("costs", value, n)
+    c = integer_vector(name, value, n)
     if not c.size:
         return c, 0
     negative, top, total = checks.cost_bounds(c)
     if negative:
-        raise ValueError(f"costs must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
+        raise ValueError(f"{name} must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
     if top > _INDEX_LIMIT // max(n, 1):
-        raise ValueError("costs are too large: their total would overflow int64")
+        raise ValueError(f"{name} are too large: their total would overflow int64")
     return c, int(total)
+
+
+def nonnegative_values(name: str, value: Any, n: int) -> np.ndarray:
+    """N finite float64 values >= 0 (one per block)."""
+    arr = _numeric_array(name, value)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    bad = ~(np.isfinite(out) & (out >= 0.0))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be finite and >= 0, got {out[k]!r} at index {k}")
+    return out
 
 
 def ages(value: Any, n: int, policy: str) -> np.ndarray | None:

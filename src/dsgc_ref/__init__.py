@@ -4,7 +4,8 @@ Readable, slow and exact: lists and floats only.  ``dsgc_fast`` must reproduce e
 of this package bit for bit on float64 inputs.
 """
 
-from .contract import POLICIES, SELECTIONS, BindingTable, Params, Reason, ReferentEvictionError
+from .contract import POLICIES, SELECTIONS, BindingTable, Form, Params, Reason, ReferentEvictionError
+from .digest_selection import FormSelection, select_forms
 from .engine import QuantizedRows, Retention, retain
 from .pins import orphans, pin_closure
 
@@ -12,6 +13,8 @@ __all__ = [
     "POLICIES",
     "SELECTIONS",
     "BindingTable",
+    "Form",
+    "FormSelection",
     "Params",
     "QuantizedRows",
     "Reason",
@@ -20,4 +23,5 @@ __all__ = [
     "orphans",
     "pin_closure",
     "retain",
+    "select_forms",
 ]

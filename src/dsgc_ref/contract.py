@@ -74,6 +74,20 @@ _REASON_LABELS = {
 _EVICTED = frozenset({Reason.SKIPPED_NO_FIT, Reason.EVICTED_CUTOFF, Reason.TABLED})
 
 
+class Form(IntEnum):
+    """How a block is sent under value-level retention (``select_forms``): the options are
+    ordered by cost, so a block's floor is a ``Form`` and an upgrade raises its code.
+
+    EVICT   not sent (cost 0, value 0).
+    DIGEST  sent as its digest: its values verbatim, the bulk dropped (cost d_i, value w_i).
+    WHOLE   sent whole (cost c_i, value v_i).
+    """
+
+    EVICT = 0
+    DIGEST = 1
+    WHOLE = 2
+
+
 # The softmax's exponential, defined here so both engines compute the same bits on any machine
 # (a platform's libm ``exp`` is not correctly rounded, and differs between C libraries).  For the
 # max-shifted exponent x <= 0 (``dsgc_ref.equations.exp_nonpositive``, ``kernels.exponential``):
