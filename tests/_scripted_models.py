@@ -35,23 +35,6 @@ def reply_to(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content=f"Answered with {len(messages)} messages in context.")
 
 
-class ScriptedChatModel(BaseChatModel):
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        self.seen.append(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=reply_to(messages))])
-
-
 def lookup(query: str) -> str:
     """Look up a record by its query (a scripted tool)."""
     return f"record for {query}: status cleared, 12 entries, " + "details " * 30
@@ -83,7 +66,7 @@ class PlannedChatModel(BaseChatModel):
 
     @property
     def _llm_type(self) -> str:
-        return "planned"
+        return "scripted"
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> PlannedChatModel:
         return self
@@ -93,3 +76,9 @@ class PlannedChatModel(BaseChatModel):
     ) -> ChatResult:
         self.seen.append(list(messages))
         return ChatResult(generations=[ChatGeneration(message=self.plan(messages))])
+
+
+class ScriptedChatModel(PlannedChatModel):
+    """``PlannedChatModel`` replying by ``reply_to``."""
+
+    plan: Any = reply_to
