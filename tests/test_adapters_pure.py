@@ -219,3 +219,17 @@ def test_a_frozen_history_with_a_binding_table_through_both_adapters(budget):
     assert shape(through_middleware(ThreadMemory(budget), history)) == shape(middleware_view(history, expected))
     system = through_middleware(ThreadMemory(budget), history)[0]
     assert ("that account: AC-4417" in system.content) == (budget == 60)  # the table, when one is made
+
+
+def test_a_growing_list_reuses_the_thread_s_cache_and_any_other_list_starts_afresh():
+    history = [SystemMessage("You triage billing tickets.", id="s")]
+    for k, account in enumerate(ACCOUNTS):
+        history += [HumanMessage(f"Check account {account}.", id=f"u{k}"), AIMessage(f"{account} is fine.", id=f"a{k}")]
+    memory = ThreadMemory(200)
+    hook(memory, history[:9])
+    cache = memory._threads["t"].cache
+    before = cache.encoded
+    hook(memory, history[:11])  # two messages more: only they are encoded
+    assert memory._threads["t"].cache is cache and cache.encoded == before + 2
+    hook(memory, history[:5])  # a replay of an earlier point: a fresh cache holding that list only
+    assert memory._threads["t"].cache is not cache and len(memory._threads["t"].cache.rows) <= 5

@@ -145,3 +145,18 @@ def test_thread_memory_takes_the_same_settings():
     assert shape(memory.select(history)) == shape(
         select_messages(history, max_tokens=12, cache=SelectCache(), **settings)
     )
+
+
+def test_the_middleware_without_the_system_prompt_in_the_selection():
+    """``include_system=False``: the request's system prompt is sent as it is, the budget goes to the rest."""
+    from langchain.agents import create_agent
+
+    from tests._scripted_models import ScriptedChatModel
+
+    history = langchain_session()
+    model, memory = ScriptedChatModel(), ThreadMemory(300, include_system=False)
+    agent = create_agent(model, [], system_prompt=history[0].content, middleware=[memory.middleware()])
+    agent.invoke({"messages": history[1:]}, {"configurable": {"thread_id": "n"}})
+    sent = model.seen[-1]
+    assert sent[0].content == history[0].content and sent_tokens(sent[1:]) <= 300
+    assert shape(sent[1:]) == shape(select_messages(history[1:], max_tokens=300))
