@@ -5,7 +5,9 @@ It builds ``create_react_agent`` with the scripted model, dsgc's ``ThreadMemory`
 ``ready``, then reads one JSON command per line from stdin, ``{"thread": ..., "messages":
 [OpenAI-style messages, "dsgc" annotations allowed]}``, runs one turn, and answers with one
 JSON line: the state's length after the turn, what each model call of the turn was sent
-(contents and roles) and this process's id.  An empty line ends it.
+(contents and roles) and this process's id.  ``{"thread": ..., "peek": true}`` runs no turn and
+answers with what the hook would send now for the thread's checkpointed messages
+(``"selected"``).  An empty line ends it.
 """
 
 from __future__ import annotations
@@ -37,11 +39,15 @@ def main() -> None:
             if not line.strip():
                 break
             command = json.loads(line)
+            config = {"configurable": {"thread_id": command["thread"]}}
+            if command.get("peek"):
+                messages = agent.get_state(config).values["messages"]
+                selected = memory.pre_model_hook({"messages": messages}, config)["llm_input_messages"]
+                out = {"pid": os.getpid(), "selected": [convert_to_openai_messages(m) for m in selected]}
+                print(json.dumps(out), flush=True)
+                continue
             calls = len(model.seen)
-            state = agent.invoke(
-                {"messages": langchain_messages(command["messages"])},
-                {"configurable": {"thread_id": command["thread"]}},
-            )
+            state = agent.invoke({"messages": langchain_messages(command["messages"])}, config)
             sent = [[convert_to_openai_messages(m) for m in seen] for seen in model.seen[calls:]]
             print(json.dumps({"pid": os.getpid(), "state": len(state["messages"]), "sent": sent}), flush=True)
 

@@ -5,8 +5,9 @@ that asks to look something up it answers with a call of the ``lookup`` tool (ca
 unique per user message), to a tool result with a short answer naming it, to anything
 else with a plain answer.  Every list of messages it was sent is kept in ``seen``, so a
 test can check what the model saw.  ``bind_tools`` returns the model itself (the rules
-name the one tool the tests give it).  ``langchain_messages`` turns the OpenAI-style test
-sessions into LangChain messages.
+name the one tool the tests give it).  ``PlannedChatModel`` replies with what a test's plan
+function says, for longer scripted sessions.  ``langchain_messages`` turns the OpenAI-style
+test sessions into LangChain messages.
 """
 
 from __future__ import annotations
@@ -34,23 +35,6 @@ def reply_to(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage(content=f"Answered with {len(messages)} messages in context.")
 
 
-class ScriptedChatModel(BaseChatModel):
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
-        return self
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        self.seen.append(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=reply_to(messages))])
-
-
 def lookup(query: str) -> str:
     """Look up a record by its query (a scripted tool)."""
     return f"record for {query}: status cleared, 12 entries, " + "details " * 30
@@ -72,3 +56,29 @@ def langchain_messages(records: list[dict], *, ids: str | None = None) -> list[B
             message.additional_kwargs["dsgc"] = annotation
         out.append(message)
     return out
+
+
+class PlannedChatModel(BaseChatModel):
+    """A chat model whose reply is ``plan(messages)`` (an ``AIMessage``); every list it was sent is in ``seen``."""
+
+    plan: Any
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> PlannedChatModel:
+        return self
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        self.seen.append(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=self.plan(messages))])
+
+
+class ScriptedChatModel(PlannedChatModel):
+    """``PlannedChatModel`` replying by ``reply_to``."""
+
+    plan: Any = reply_to

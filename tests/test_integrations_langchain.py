@@ -3,8 +3,8 @@
 ``ThreadMemory.pre_model_hook`` in LangGraph's ``create_react_agent`` and
 ``ThreadMemory.middleware()`` in LangChain's ``create_agent``: what the model is sent fits the
 budget, is never empty, keeps tool calls with their results and the annotated binder of
-"that account"; the per-thread store follows ``RemoveMessage``, ``REMOVE_ALL_MESSAGES`` and
-messages replaced under their id.
+"that account"; removals (``RemoveMessage``, ``REMOVE_ALL_MESSAGES``) and messages replaced
+under their id are reflected at the next call.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_the_react_agent_sends_a_valid_context_within_budget_with_the_binder(bud
     assert memory.report("ticket-queue").explain("m0")  # decisions are explained
 
 
-def test_the_store_follows_remove_message_replacements_and_remove_all():
+def test_removals_and_replacements_are_reflected_at_the_next_call():
     model, memory = ScriptedChatModel(), ThreadMemory(2000)
     agent = react_agent(memory, model)
     config = {"configurable": {"thread_id": "t"}}
@@ -100,8 +100,6 @@ def test_the_store_follows_remove_message_replacements_and_remove_all():
         {"messages": [HumanMessage("Account 8841-C is flagged.", id="h1"), HumanMessage("look up invoice 7", id="h2")]},
         config,
     )
-    store = memory.store("t")
-    assert len(store) == 4  # two user messages, the call, its result (the answer came after the last model call)
     state = agent.get_state(config).values["messages"]
     call = next(m for m in state if isinstance(m, AIMessage) and m.tool_calls)
     result = next(m for m in state if m.type == "tool")
@@ -110,16 +108,12 @@ def test_the_store_follows_remove_message_replacements_and_remove_all():
     )
     agent.update_state(config, {"messages": [HumanMessage("Account 9000-B is flagged.", id="h2")]})  # replaces h2
     agent.invoke({"messages": [HumanMessage("thanks", id="h3")]}, config)
-    texts = [b.text for b in store.blocks(embeddings=False)]
-    assert texts[0] == "Account 9000-B is flagged." and texts[-1] == "thanks" and len(texts) == 3
-    deleted = {d.block.text for d in store.deleted()}
-    assert {"Account 8841-C is flagged.", "look up invoice 7"} <= deleted  # the record keeps what was removed
-    assert [convert_to_openai_messages(m)["content"] for m in model.seen[-1]] == [
-        "Account 9000-B is flagged.",
-        *[convert_to_openai_messages(m)["content"] for m in agent.get_state(config).values["messages"][1:-1]],
-    ]
+    sent = [m.content for m in model.seen[-1]]
+    assert sent == [m.content for m in agent.get_state(config).values["messages"][:-1]]
+    assert sent[0] == "Account 9000-B is flagged." and "Account 8841-C is flagged." not in sent
+    assert "8841-C" not in repr(memory.report("t").texts.values()) and "8841-C" not in repr(memory._threads)
     agent.invoke({"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage("fresh start", id="h4")]}, config)
-    assert [b.text for b in store.blocks(embeddings=False)][0] == "fresh start" and len(model.seen[-1]) == 1
+    assert [m.content for m in model.seen[-1]] == ["fresh start"]
 
 
 def test_a_budget_below_the_current_turn_still_sends_the_turn():
@@ -141,14 +135,6 @@ def test_the_hook_under_ainvoke():
         state["messages"]
     )
     assert sent_tokens(model.seen[-1]) <= 300
-
-
-def test_threads_have_their_own_stores():
-    model, memory = ScriptedChatModel(), ThreadMemory(2000)
-    agent = react_agent(memory, model)
-    agent.invoke({"messages": [HumanMessage("look up refund RF-1")]}, {"configurable": {"thread_id": "a"}})
-    agent.invoke({"messages": [HumanMessage("hello")]}, {"configurable": {"thread_id": "b"}})
-    assert len(memory.store("a")) == 3 and len(memory.store("b")) == 1  # request, call, result; hello
 
 
 def test_create_agent_middleware_selects_each_model_request():
@@ -178,8 +164,14 @@ def test_bad_arguments_are_refused_at_construction():
         ThreadMemory("300")
     with pytest.raises(ValueError, match="on_over_budget"):
         ThreadMemory(300, on_over_budget="truncate_everything")
-    with pytest.raises(ValueError, match="max_threads"):
-        ThreadMemory(300, max_threads=0)
+    with pytest.raises(TypeError, match=r"no longer takes \['max_threads'\]"):
+        ThreadMemory(300, max_threads=2)
+    with pytest.raises(TypeError, match=r"no longer takes \['store_factory'\]"):
+        ThreadMemory(300, store_factory=lambda thread, counter: None)
+    with pytest.raises(ValueError, match="cached_threads"):
+        ThreadMemory(300, cached_threads=0)
+    with pytest.raises(TypeError, match="unknown setting"):
+        ThreadMemory(300, lambda_p=1.0)
     with pytest.raises(ValueError, match=r"unknown dsgc annotation field\(s\) \['id'\] in a LangChain message's"):
         ThreadMemory(300).select([HumanMessage("x", additional_kwargs={"dsgc": {"id": "m1"}})])
     with pytest.raises(TypeError, match=r"additional_kwargs\['dsgc'\] must be a mapping, got str"):
@@ -240,15 +232,3 @@ def test_a_history_without_a_user_message_is_never_sent_empty():
     for budget in (0, 5, 1000):
         assert [m.id for m in ThreadMemory(budget).select(history, thread_id=f"n{budget}")] == ["a1"]
         assert select_messages(history, max_tokens=budget) == history
-
-
-def test_a_store_factory_must_count_the_budget_s_tokens():
-    from dsgc_fast import MemoryStore
-
-    memory = ThreadMemory(
-        300, tokenizer="o200k_base", store_factory=lambda thread, counter: MemoryStore(tokenizer="whitespace")
-    )
-    with pytest.raises(ValueError, match="store_factory's store counts 'whitespace' tokens"):
-        memory.select([HumanMessage("hi")])
-    files = ThreadMemory(300, store_factory=lambda thread, counter: MemoryStore(tokenizer=counter))
-    assert files.select([HumanMessage("hi", id="h")])[0].id == "h"

@@ -3,10 +3,11 @@
 The test starts a PostgreSQL server (``tests/_postgres.py``) and two worker processes
 (``tests/_langgraph_worker.py``), each a ``create_react_agent`` with dsgc's ``ThreadMemory`` as
 ``pre_model_hook`` and ``PostgresSaver`` as checkpointer.  The turns of one support session
-alternate between the workers: each worker loads the thread from PostgreSQL, mirrors it in
-its own per-process store, and sends the model a context dsgc selected within the budget
-(tool calls with their results, the binder of "that account" when a turn uses it).  dsgc's
-state stays per process; the checkpointer is the session's record.
+alternate between the workers: each worker loads the thread from PostgreSQL and sends the
+model a context dsgc selected within the budget (tool calls with their results, the binder of
+"that account" when a turn uses it).  What is sent is a function of the thread's messages
+alone, so after every turn both workers, whichever ran the turns so far, would send the same
+context; the checkpointer is the session's only record.
 
 Skipped with the reason on a machine without a PostgreSQL server or without the
 ``langchain`` / ``postgres`` extras; in CI (``CI`` set) that is a failure instead: ``make
@@ -62,7 +63,14 @@ class Worker:
         assert line == "ready", self.proc.stderr.read()
 
     def turn(self, thread: str, messages: list[dict]) -> dict:
-        self.proc.stdin.write(json.dumps({"thread": thread, "messages": messages}) + "\n")
+        return self.ask({"thread": thread, "messages": messages})
+
+    def peek(self, thread: str) -> list[dict]:
+        """What this worker's hook would send now for ``thread``."""
+        return self.ask({"thread": thread, "peek": True})["selected"]
+
+    def ask(self, command: dict) -> dict:
+        self.proc.stdin.write(json.dumps(command) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         assert line, self.proc.stderr.read()
@@ -107,6 +115,7 @@ def test_a_session_continues_across_two_workers_through_postgres(postgres_uri):
                 check_messages(sent)
             if k >= 2:  # these turns use "that account": its binder (or a binding table) is sent
                 assert any("8841-C" in str(m.get("content")) for m in out["sent"][0])
+            assert one.peek("support-7") == two.peek("support-7")  # the same context on both workers
         assert out["sent"][-1][-1]["role"] == "tool" and "CloudHost" in out["sent"][-1][-1]["content"]
     finally:
         one.close()

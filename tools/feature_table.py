@@ -192,8 +192,8 @@ FACTS = {
     "dsgc": (
         "model tokens with chat framing (tokenizer=)",
         "yes: a reason and score parts per block (report.explain)",
-        "SQLite archive per thread (store_factory), LangGraph checkpointer for the thread",
-        "archived, recalled when a new message uses a referent they bind; deletions kept in the record",
+        "nothing of its own: a pure function of the thread's messages (LangGraph checkpointer for the thread)",
+        "left in the caller's list, sent again when a new message needs them; removed ones kept nowhere",
     ),
     "trim_messages": (
         "whatever token_counter counts",

@@ -1,4 +1,4 @@
-"""The ``dsgc_fast.select`` call that the stateless adapters share."""
+"""The ``dsgc_fast.select`` call that every adapter makes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from typing import Any
 
 from ..history import Selection, select
 from ..messages import message_text
+
+#: what the adapters do by default when the live roots alone exceed the budget
+DEFAULT_OVER_BUDGET = "truncate"
 
 
 def select_history(chat: Sequence[Mapping[str, Any]], budget: int, *, query: Any = None, **options: Any) -> Selection:

@@ -1,97 +1,423 @@
-"""LangChain and LangGraph adapters (extra ``langchain``).
+"""LangChain and LangGraph adapters (extra ``langchain``): what is sent is a pure function of the history.
 
-``ThreadMemory(budget, ...)`` keeps a ``MemoryStore`` per thread id in step with the agent's
-messages (``_mirror``: by message id, following ``RemoveMessage`` and replaced messages) and,
-before each model call, compacts it to the budget and sends what it keeps:
+Every entry point decides with one function, ``dsgc_fast.select`` over the messages converted
+by LangChain's ``convert_to_openai_messages``.  What the model is sent depends only on the
+messages, the budget, the query and the settings: never on the process, its caches, a restart,
+or the order and chunking in which the history was seen.  No adapter keeps a store of its own.
 
-* ``memory.pre_model_hook`` for LangGraph's ``create_react_agent(..., pre_model_hook=...)``
-  returns ``{"llm_input_messages": [...]}``: the state keeps the whole history, the model
-  sees the kept messages, never an empty list (LangGraph would then send the whole history);
-* ``memory.middleware()`` for LangChain's ``create_agent(..., middleware=[...])`` (which has
-  no ``pre_model_hook``) rewrites each model request the same way (``wrap_model_call``),
-  system message included in the budget.
+* ``select_messages(messages, max_tokens=...)`` takes ``trim_messages``' place (its
+  ``max_tokens``, ``token_counter``, ``strategy``, ``start_on`` and ``include_system``, with the
+  meanings its docstring gives); called without messages it returns a LangChain ``Runnable``,
+  as ``trim_messages`` does; ``aselect_messages`` is its async twin.
+* ``ThreadMemory(budget, **settings)`` sends exactly what ``select_messages(messages,
+  max_tokens=budget, **settings)`` returns for the list it is handed:
 
-``select_messages(messages, max_tokens=...)`` is shaped like LangChain's ``trim_messages``:
-stateless, over a list of ``BaseMessage`` (``dsgc_fast.select`` decides, its cache encoding
-only messages it has not seen), for use anywhere a trimmer goes.
+  - ``memory.pre_model_hook`` for LangGraph's ``create_react_agent(..., pre_model_hook=...)``
+    returns ``{"llm_input_messages": [...]}`` (the state keeps the whole history);
+  - ``memory.middleware()`` for LangChain's ``create_agent(..., middleware=[...])`` selects over
+    the request's system message followed by its messages (``wrap_model_call``, sync and
+    async); the request's system message stays the system prompt (a binding table is appended
+    to it), and a ``SystemMessage`` among the messages is sent in place.
 
-Messages are converted with LangChain's ``convert_to_openai_messages``; the messages sent
-are the state's own message objects, in the state's order, and a binding table (when the
-pinned referents' binders do not fit) goes in as a system message.  A message may carry a
-``"dsgc"`` annotation in ``additional_kwargs`` (``binds``, ``uses``, ``pinned``, ``cost``), e.g.
-``HumanMessage("Account 8841-C ...", additional_kwargs={"dsgc": {"binds": {"that account":
-"8841-C"}}})``.  Budgets are in model tokens (``tokenizer``, default as
-``dsgc_fast.token_counts.token_counter``), with each message's chat framing.
+The messages sent are the input's own objects, in its order: a tool result cut to fit
+(``on_over_budget="truncate"``, the default) is sent as a copy with the cut content, and a
+binding table (when the pinned referents' binders do not fit) as a ``SystemMessage`` after the
+leading system messages.  The newest user turn and the system messages are always sent, tool
+calls keep their results, and a non-empty list never gives an empty context.  A message may
+carry a ``"dsgc"`` annotation in ``additional_kwargs`` (``binds``, ``uses``, ``pinned``,
+``cost``), e.g. ``HumanMessage("Account 8841-C ...", additional_kwargs={"dsgc": {"binds":
+{"that account": "8841-C"}}})``.  Budgets are in model tokens, each message with its chat
+framing (``tokenizer``, as ``dsgc_fast.token_counts.token_counter`` takes it), or in what a
+``trim_messages``-style ``token_counter`` counts.
+
+Caches change speed, never the answer.  ``select_messages`` uses ``dsgc_fast.select``'s
+process cache (or ``cache=``).  ``ThreadMemory`` keeps, for each of its ``cached_threads`` most
+recently served thread ids, the thread's last converted message list, a ``SelectCache``
+holding that list's parsed history (blocks, costs, edges, embeddings, the rows of its texts)
+and the last selection's report.  A call whose list extends that list reuses the cache; any
+other list (a message removed, replaced, redacted or edited, a replay, a dynamic system
+prompt) starts the thread's cache afresh, so nothing a thread's list no longer holds stays in
+what ``ThreadMemory`` keeps after the thread's next call.  Token counts are cached by text
+digest (``dsgc_fast.token_counts``), never by text.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
+import collections
+import inspect
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any, NamedTuple, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import BaseMessage, SystemMessage, convert_to_openai_messages
-from langchain_core.runnables import RunnableConfig
+from langchain_core.messages import (
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.prompt_values import PromptValue
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.config import get_config
 
-from dsgc_ref.contract import check_budget
+from dsgc_ref.contract import PARAM_NAMES, Params, check_budget, is_integer_scalar
 
 from ..compaction import check_over_budget
 from ..explain import CompactionReport
-from ..store import MemoryStore
+from ..history import SelectCache, Selection
+from ..token_counts import TokenCounter, token_counter
 from ._annotations import checked_annotation
-from ._mirror import DEFAULT_MAX_THREADS, DEFAULT_OVER_BUDGET, ThreadMirrors
-from ._select import select_history
+from ._select import DEFAULT_OVER_BUDGET, select_history
 
 #: the thread id of a graph run without one (no checkpointer, no ``thread_id`` in the config)
 DEFAULT_THREAD = "default"
 #: annotation fields a LangChain message may carry in ``additional_kwargs["dsgc"]``
 ANNOTATION_FIELDS = ("binds", "uses", "pinned", "cost")
-_SYSTEM_KEY = "\x00system"
+#: thread ids whose caches and last report a ``ThreadMemory`` keeps by default
+DEFAULT_CACHED_THREADS = 64
+#: the strategies of ``select_messages``
+STRATEGIES = ("dsgc", "last")
+#: ``select`` options that the settings pass through, besides the ``Params`` knobs
+_SELECT_OPTIONS = ("params", "encoder", "cache", "query")
+#: ``trim_messages`` arguments without a counterpart here, and why
+_TRIM_ONLY = {
+    "allow_partial": "a tool result is cut to fit instead (on_over_budget='truncate')",
+    "end_on": "the newest user turn always ends the context",
+    "text_splitter": "a tool result is cut to fit instead (on_over_budget='truncate')",
+}
+#: the ``ThreadMemory`` arguments of the per-thread store, removed
+_REMOVED = ("store_factory", "max_threads")
+#: message counters (``token_counter=`` callables and chat models) seen lately, by identity
+_MAX_COUNTERS = 8
+_counters: list[tuple[Any, _MessageCounter]] = []
+_counters_lock = threading.Lock()
+
+
+class _Sent(NamedTuple):
+    """A decision: the kept messages (the input's objects, cut copies), the binding-table texts
+    and the selection (None for an empty input)."""
+
+    kept: list[BaseMessage]
+    tables: list[str]
+    selection: Selection | None
+
+
+class _MessageCounter:
+    """A ``trim_messages``-style ``token_counter`` (``list[BaseMessage] -> int``) in dsgc's terms.
+
+    ``cost(message)`` is what one message costs, ``counter([message])``; ``tokenizer`` counts a
+    text as the counter counts a ``HumanMessage`` of it, without dsgc's chat framing (binding
+    tables and cut tool results are costed with it).
+    """
+
+    def __init__(self, counter: Callable[[list[BaseMessage]], Any], name: str) -> None:
+        self.counter = counter
+        self.tokenizer = TokenCounter(
+            lambda text: self.cost(HumanMessage(text)), f"langchain:{name}", frames_messages=False
+        )
+
+    def cost(self, message: BaseMessage) -> int:
+        value = self.counter([message])
+        if not is_integer_scalar(value) or int(value) < 0:
+            raise ValueError(f"token_counter returned {value!r} for a message; a count must be a non-negative integer")
+        return int(value)
+
+
+def _message_counter(spec: Any) -> _MessageCounter:
+    """The ``_MessageCounter`` of a ``token_counter`` object: one per object for the recent ones, so that
+    ``SelectCache`` recognizes the counter (and the histories it costed) from call to call."""
+    with _counters_lock:
+        found = next((k for k, (known, _) in enumerate(_counters) if known is spec), None)
+        if found is None:
+            made = _MessageCounter(_list_counter(spec), getattr(spec, "__name__", type(spec).__name__))
+        else:
+            made = _counters.pop(found)[1]
+        _counters.insert(0, (spec, made))
+        del _counters[_MAX_COUNTERS:]
+    return made
+
+
+def _list_counter(spec: Any) -> Callable[[list[BaseMessage]], Any]:
+    """``messages -> int`` of a chat model or callable, as ``trim_messages`` reads its ``token_counter``."""
+    if hasattr(spec, "get_num_tokens_from_messages"):
+        return cast(Callable[[list[BaseMessage]], Any], spec.get_num_tokens_from_messages)
+    if not callable(spec):
+        raise TypeError(
+            "token_counter must be a callable (messages -> int, or message -> int), a chat model with "
+            f"get_num_tokens_from_messages or a tokenizer name, got {type(spec).__name__}"
+        )
+    try:
+        first = next(iter(inspect.signature(spec).parameters.values()), None)
+    except (TypeError, ValueError):  # a builtin such as len has no signature to read
+        first = None
+    if first is not None and first.annotation in (BaseMessage, "BaseMessage"):
+        return lambda messages: sum(spec(m) for m in messages)
+    return cast(Callable[[list[BaseMessage]], Any], spec)
+
+
+class _Selector:
+    """The settings of ``select_messages`` (its docstring says what each does), checked once."""
+
+    def __init__(
+        self,
+        max_tokens: int,
+        *,
+        token_counter: Any = None,
+        tokenizer: Any = None,
+        strategy: str = "dsgc",
+        start_on: Any = None,
+        include_system: bool = True,
+        on_over_budget: str = DEFAULT_OVER_BUDGET,
+        **options: Any,
+    ) -> None:
+        self.budget = check_budget(max_tokens)
+        self.on_over_budget = check_over_budget(on_over_budget)
+        if not isinstance(include_system, bool):
+            raise TypeError(f"include_system must be a bool, got {type(include_system).__name__}")
+        self.include_system = include_system
+        self.start_on = _message_types(start_on)
+        self.options = _checked_options(strategy, options)
+        self.tokenizer, self.counter = _counting(token_counter, tokenizer)
+
+    def inputs(self, messages: Any) -> list[BaseMessage]:
+        """The messages selected over: checked, without the leading system ones unless ``include_system``."""
+        if isinstance(messages, PromptValue):
+            messages = messages.to_messages()
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+            raise TypeError(f"messages must be a sequence of LangChain messages, got {type(messages).__name__}")
+        out = list(message_checked(messages))
+        lead = 0
+        while not self.include_system and lead < len(out) and isinstance(out[lead], SystemMessage):
+            lead += 1
+        return out[lead:]
+
+    def records(self, messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+        """The OpenAI-style messages ``select`` decides over (a ``token_counter``'s cost as a ``cost`` annotation)."""
+        records = [to_openai(m) for m in messages]
+        if self.counter is not None:
+            for message, record in zip(messages, records):
+                annotation = record.setdefault("dsgc", {})
+                if "cost" not in annotation:
+                    annotation["cost"] = self.counter.cost(message)
+        return records
+
+    def decide(self, messages: list[BaseMessage], records: list[dict[str, Any]], cache: SelectCache | None) -> _Sent:
+        """What to send of ``messages`` (whose ``records`` these are), with ``cache`` (None: the option's)."""
+        if not messages:
+            return _Sent([], [], None)
+        options = self.options if cache is None else {**self.options, "cache": cache}
+        chosen = select_history(
+            records, self.budget, tokenizer=self.tokenizer, on_over_budget=self.on_over_budget, **options
+        )
+        cut = {k: t.message for k, t in chosen.truncated.items()}
+        kept = [_sent(messages[k], cut.get(k)) for k in chosen.indices]
+        tables = [] if chosen.binding_table is None else [chosen.binding_table]
+        return _Sent(self._started(kept), tables, chosen)
+
+    def __call__(self, messages: Any, *, cache: SelectCache | None = None) -> list[BaseMessage]:
+        """``select_messages`` with these settings."""
+        inputs = self.inputs(messages)
+        sent = self.decide(inputs, self.records(inputs), cache)
+        return _with_tables(sent.kept, sent.tables)
+
+    async def acall(self, messages: Any) -> list[BaseMessage]:
+        """``__call__`` in a worker thread."""
+        return await asyncio.to_thread(self, messages)
+
+    def _started(self, kept: list[BaseMessage]) -> list[BaseMessage]:
+        """``kept`` without the non-system messages before the first one of a ``start_on`` type, the cut never
+        passing the newest user message (the newest message, without one)."""
+        if self.start_on is None or not kept:
+            return kept
+        newest = max((k for k, m in enumerate(kept) if isinstance(m, HumanMessage)), default=len(kept) - 1)
+        start = next((k for k, m in enumerate(kept) if _is_type(m, self.start_on)), newest)
+        start = min(start, newest)
+        return [m for k, m in enumerate(kept) if k >= start or isinstance(m, SystemMessage)]
+
+
+def _message_types(start_on: Any) -> tuple[str | type[BaseMessage], ...] | None:
+    """``start_on`` as a tuple of message type names and classes (None: no constraint)."""
+    if start_on is None:
+        return None
+    items = [start_on] if isinstance(start_on, (str, type)) else start_on
+    if not isinstance(items, Sequence) or not items:
+        raise TypeError(
+            f"start_on must be a message type name, a message class or a sequence of them, got {start_on!r}"
+        )
+    for item in items:
+        if not (isinstance(item, str) or (isinstance(item, type) and issubclass(item, BaseMessage))):
+            raise TypeError(f"start_on must hold message type names ('human', 'ai', ...) or classes, got {item!r}")
+        if item == "tool" or (isinstance(item, type) and issubclass(item, ToolMessage)):
+            raise ValueError("start_on cannot be 'tool': a context never starts on a tool result without its call")
+    return tuple(items)
+
+
+def _is_type(message: BaseMessage, types: Sequence[str | type[BaseMessage]]) -> bool:
+    return any(message.type == t if isinstance(t, str) else isinstance(message, t) for t in types)
+
+
+def _checked_options(strategy: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The ``select`` options of the settings, ``strategy`` applied; unknown names refused."""
+    for name, why in _TRIM_ONLY.items():
+        if name in options:
+            raise TypeError(f"select_messages does not take trim_messages' {name!r}: {why}")
+    unknown = sorted(set(options) - set(PARAM_NAMES) - set(_SELECT_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown setting(s) {unknown}; the settings are the Params knobs and {list(_SELECT_OPTIONS)}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
+    if strategy == "last":
+        if options.get("policy", "recency") != "recency":
+            raise ValueError(f"strategy='last' is policy='recency'; got policy={options['policy']!r} as well")
+        options = {**options, "policy": "recency"}
+    knobs = {k: v for k, v in options.items() if k in PARAM_NAMES}
+    Params.of(options.get("params"), **knobs)  # a bad knob fails here, not at the first model call
+    cache = options.get("cache")
+    if cache is not None and not isinstance(cache, SelectCache):
+        raise TypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
+    return options
+
+
+def _counting(spec: Any, tokenizer: Any) -> tuple[Any, _MessageCounter | None]:
+    """The ``tokenizer`` for ``select`` and the per-message counter (None: ``select`` costs messages)."""
+    if spec is not None and tokenizer is not None:
+        raise ValueError("pass token_counter or tokenizer, not both")
+    if spec is None or (isinstance(spec, str) and spec != "approximate"):
+        chosen = tokenizer if spec is None else spec
+        token_counter(chosen)  # a bad tokenizer fails here (named ones are shared; objects keyed by identity)
+        return chosen, None
+    counter = _message_counter(count_tokens_approximately if spec == "approximate" else spec)
+    return counter.tokenizer, counter
+
+
+@overload
+def select_messages(messages: None = None, *, max_tokens: int, **settings: Any) -> Runnable[Any, list[BaseMessage]]: ...
+
+
+@overload
+def select_messages(
+    messages: Sequence[BaseMessage] | PromptValue, *, max_tokens: int, **settings: Any
+) -> list[BaseMessage]: ...
+
+
+def select_messages(
+    messages: Sequence[BaseMessage] | PromptValue | None = None, *, max_tokens: int, **settings: Any
+) -> list[BaseMessage] | Runnable[Any, list[BaseMessage]]:
+    """The messages to send within ``max_tokens``: a drop-in for LangChain's ``trim_messages``.
+
+    Decided by ``dsgc_fast.select`` over the messages converted with ``convert_to_openai_messages``
+    (``additional_kwargs["dsgc"]`` annotations included).  Returns the input's own message
+    objects in their order; a tool result cut to fit as a copy of the ``ToolMessage`` with the
+    cut content; a binding table as a ``SystemMessage`` after the leading system messages.  The
+    system messages and the newest user turn (without a user message: the newest message) are
+    always sent, whole tool-call units only, never an empty list for a non-empty input (unless
+    ``on_over_budget="raise"`` raises).
+
+    Parameters
+    ----------
+    messages : sequence of BaseMessage or PromptValue, optional
+        The history, oldest first.  Without it, a ``RunnableLambda`` doing this call with these
+        settings is returned (sync and async), as ``trim_messages`` does.
+    max_tokens : int
+        The budget, in what ``token_counter`` (or ``tokenizer``) counts.
+    token_counter : optional
+        As ``trim_messages`` takes it: a callable ``list[BaseMessage] -> int`` (one whose first
+        parameter is annotated ``BaseMessage`` counts one message), a chat model
+        (``get_num_tokens_from_messages``), ``"approximate"`` (LangChain's
+        ``count_tokens_approximately``) or a tokenizer name (``"o200k_base"``, ...: as
+        ``tokenizer``).  A message then costs ``token_counter([message])`` (``len``: budgets in
+        messages); a binding table and a cut tool result cost what it counts for a
+        ``HumanMessage`` of their text.
+    tokenizer : optional
+        dsgc's token counting (``dsgc_fast.token_counts.token_counter`` takes it; default
+        o200k_base with the ``tokens`` extra, else the approximate counter), each message with
+        its chat framing.  Not with ``token_counter``.
+    strategy : {"dsgc", "last"}
+        ``"dsgc"`` (default): the agent policy (relevance, recency, tool units, referent
+        pinning).  ``"last"``: ``select``'s ``policy="recency"``, the newest whole tool units
+        first, with the same guarantees (``trim_messages``' ``"first"`` would drop the newest
+        turn: refused).
+    start_on : str, message class or sequence of them, optional
+        The kept non-system messages before the first kept message of one of these types
+        (``"human"``, ``"ai"``, ``HumanMessage``, ...; never ``"tool"``) are left out, as in
+        ``trim_messages``, except that the newest user message is always sent.
+    include_system : bool
+        True (default, unlike ``trim_messages``): system messages are always sent and counted.
+        False: the leading system messages are left out of the selection and of the result
+        (for a caller that adds its own system prompt); a binding table still comes first.
+    on_over_budget : {"truncate", "roots_only", "raise"}
+        When the system messages and the newest user turn alone exceed the budget: cut their
+        largest tool results to fit (default), send them as they are, or raise
+        ``ReferentEvictionError``.
+    **options
+        ``select``'s ``query``, ``params``, ``encoder``, ``cache`` and the ``Params`` knobs
+        (``lambda_pi``, ``policy``, ...).  ``trim_messages``' ``allow_partial``, ``end_on`` and
+        ``text_splitter`` are refused with the reason.
+
+    Returns
+    -------
+    list of BaseMessage, or Runnable
+    """
+    selector = _Selector(max_tokens, **settings)
+    if messages is None:
+        return RunnableLambda(selector, afunc=selector.acall, name="select_messages")
+    return selector(messages)
+
+
+async def aselect_messages(
+    messages: Sequence[BaseMessage] | PromptValue, *, max_tokens: int, **settings: Any
+) -> list[BaseMessage]:
+    """``select_messages`` in a worker thread, for async code (the same settings, the same result)."""
+    return await _Selector(max_tokens, **settings).acall(messages)
+
+
+@dataclass
+class _Thread:
+    """What ``ThreadMemory`` keeps of a thread: the last list (converted), its cache, the last report."""
+
+    records: list[dict[str, Any]]
+    cache: SelectCache
+    report: CompactionReport | None = None
 
 
 class ThreadMemory:
-    """dsgc context selection for LangGraph and LangChain agents, one store per thread id.
+    """dsgc context selection for LangGraph and LangChain agents: ``select_messages`` per model call.
 
     Parameters
     ----------
     budget : int
-        Tokens the messages sent to the model may cost (with their chat framing).
-    tokenizer : optional
-        How tokens are counted (``dsgc_fast.token_counts.token_counter`` takes the same
-        values; default: o200k_base when the ``tokens`` extra is installed, else the
-        approximate counter).
-    store_factory : callable, optional
-        ``(thread_id, counter) -> MemoryStore`` for a thread seen the first time, counting
-        with ``counter`` (default: an in-memory store, ``MemoryStore(tokenizer=counter)``).
-        Use files to keep each thread's archive.
-    on_over_budget : {"truncate", "roots_only", "raise"}
-        When the system messages and the newest user turn alone exceed the budget: cut their
-        largest tool results to fit (default; a cut ``ToolMessage`` is sent as a copy with
-        the cut content), send just them, or raise ``ReferentEvictionError``.
-    max_threads : int
-        Threads whose stores this process keeps (the least recently used are closed).
-    **options
-        Passed to ``compact_messages`` (``params``, ``policy``, ``lambda_pi``, ...).
+        What the messages sent to the model may cost (``select_messages``' ``max_tokens``).
+    cached_threads : int
+        Thread ids whose cache and last report this process keeps (least recently served out
+        first).  Speed only: a thread without a cache is selected from scratch, with the same
+        result.
+    **settings
+        ``select_messages``' settings (``tokenizer`` or ``token_counter``, ``strategy``,
+        ``start_on``, ``include_system``, ``on_over_budget``, ``params``, ``encoder``, the
+        ``Params`` knobs); ``cache=`` a ``SelectCache`` shared by every thread instead of one
+        per thread.  Checked here: a bad one raises now, not at the first model call.
+        ``store_factory`` and ``max_threads`` (the per-thread store of earlier versions) are
+        refused with a ``TypeError``: nothing is stored any more.
     """
 
-    def __init__(
-        self,
-        budget: int,
-        *,
-        tokenizer: Any = None,
-        store_factory: Callable[..., MemoryStore] | None = None,
-        on_over_budget: str = DEFAULT_OVER_BUDGET,
-        max_threads: int = DEFAULT_MAX_THREADS,
-        **options: Any,
-    ) -> None:
-        self.budget = check_budget(budget)
-        self.on_over_budget = check_over_budget(on_over_budget)
-        self.options = options
-        self._threads = ThreadMirrors(store_factory, tokenizer=tokenizer, max_threads=max_threads)
+    def __init__(self, budget: int, *, cached_threads: int = DEFAULT_CACHED_THREADS, **settings: Any) -> None:
+        removed = [name for name in _REMOVED if name in settings]
+        if removed:
+            raise TypeError(
+                f"ThreadMemory no longer takes {removed}: it keeps no store per thread, what it sends is "
+                "select_messages over the messages it is handed (cached_threads bounds its caches)"
+            )
+        if not is_integer_scalar(cached_threads) or int(cached_threads) < 1:
+            raise ValueError(f"cached_threads must be a positive integer, got {cached_threads!r}")
+        self._selector = _Selector(budget, **settings)
+        self.budget = self._selector.budget
+        self._max = int(cached_threads)
+        self._threads: collections.OrderedDict[str, _Thread] = collections.OrderedDict()
+        self._lock = threading.Lock()
 
     # -- LangGraph ----------------------------------------------------------------------
     def pre_model_hook(self, state: Mapping[str, Any] | Any, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
@@ -108,36 +434,49 @@ class ThreadMemory:
 
     # -- selection ----------------------------------------------------------------------
     def select(self, messages: Sequence[BaseMessage], *, thread_id: str = DEFAULT_THREAD) -> list[BaseMessage]:
-        """The messages of ``thread_id`` to send now (the input's own objects, in its order).
-
-        A binding table, if escalation made one, comes as a ``SystemMessage`` after the
-        leading system messages; a tool result cut to fit as a copy with the cut content.
-        Empty only if ``messages`` is.
-        """
-        if not isinstance(thread_id, str):
-            raise TypeError(f"thread_id must be a str, got {type(thread_id).__name__}")
-        messages = list(messages)
-        keys = message_keys(messages)
-        mirror = self._threads.get(thread_id)
-        with mirror.lock:
-            mirror.sync(list(zip(keys, (to_openai(m) for m in messages))))
-            context = mirror.context(self.budget, on_over_budget=self.on_over_budget, **self.options)
-        chosen = set(context.keys)
-        out = [_sent(m, context.cut.get(key)) for key, m in zip(keys, messages) if key in chosen]
-        return _with_tables(out, context.tables)
+        """``select_messages(messages, max_tokens=budget, **settings)``, with ``thread_id``'s cache."""
+        sent = self._decide(messages, thread_id)
+        return _with_tables(sent.kept, sent.tables)
 
     def report(self, thread_id: str = DEFAULT_THREAD) -> CompactionReport | None:
-        """The last compaction's report for ``thread_id`` in this process (None before one)."""
-        mirror = self._threads.peek(thread_id)
-        return None if mirror is None else mirror.report
+        """The report of the last selection for ``thread_id`` in this process (None if none is kept).
 
-    def store(self, thread_id: str = DEFAULT_THREAD) -> MemoryStore:
-        """The store mirroring ``thread_id`` in this process."""
-        return self._threads.store(thread_id)
+        Kept for the ``cached_threads`` most recently served threads; it never influences a selection.
+        """
+        with self._lock:
+            thread = self._threads.get(thread_id)
+            return None if thread is None else thread.report
 
-    def close(self) -> None:
-        """Close every thread's store."""
-        self._threads.close()
+    def clear(self) -> None:
+        """Forget every thread's cache and report (the next selections give the same results, slower)."""
+        with self._lock:
+            self._threads.clear()
+
+    def _decide(self, messages: Any, thread_id: str) -> _Sent:
+        if not isinstance(thread_id, str):
+            raise TypeError(f"thread_id must be a str, got {type(thread_id).__name__}")
+        inputs = self._selector.inputs(messages)
+        records = self._selector.records(inputs)
+        thread = self._thread(thread_id, records)
+        sent = self._selector.decide(inputs, records, thread.cache)
+        thread.report = None if sent.selection is None else sent.selection.report
+        return sent
+
+    def _thread(self, thread_id: str, records: list[dict[str, Any]]) -> _Thread:
+        """The thread's entry for ``records``: its cache if ``records`` extend the last list, else a fresh one."""
+        shared = self._selector.options.get("cache")
+        with self._lock:
+            old = self._threads.pop(thread_id, None)
+            if shared is not None:
+                cache = shared
+            elif old is not None and records[: len(old.records)] == old.records:
+                cache = old.cache
+            else:
+                cache = SelectCache(self._selector.options.get("encoder"), max_histories=1)
+            thread = self._threads[thread_id] = _Thread(records, cache)
+            while len(self._threads) > self._max:
+                self._threads.popitem(last=False)
+            return thread
 
 
 class _DsgcMiddleware(AgentMiddleware):
@@ -152,15 +491,11 @@ class _DsgcMiddleware(AgentMiddleware):
         return "DsgcContext"
 
     def _request(self, request: ModelRequest) -> ModelRequest:
-        system = [] if request.system_message is None else [request.system_message]
-        kept = self.memory.select([*system, *request.messages], thread_id=thread_of(get_config()))
-        if not system:
-            return request.override(messages=cast(Any, kept))  # select keeps the request's message types
-        lead = [m for m in kept if isinstance(m, SystemMessage)]  # the request's, then any binding table
-        parts = [m.content if isinstance(m.content, str) else m.text for m in lead]
-        merged = SystemMessage(content="\n\n".join(parts)) if len(lead) > 1 else request.system_message
-        rest = [m for m in kept if not isinstance(m, SystemMessage)]
-        return request.override(system_message=merged, messages=cast(Any, rest))
+        system = request.system_message
+        sent = self.memory._decide([*([] if system is None else [system]), *request.messages], thread_of(get_config()))
+        if system is not None and sent.kept and sent.kept[0] is system:
+            return request.override(system_message=_appended(system, sent.tables), messages=cast(Any, sent.kept[1:]))
+        return request.override(messages=cast(Any, _with_tables(sent.kept, sent.tables)))
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         return handler(self._request(request))
@@ -171,35 +506,15 @@ class _DsgcMiddleware(AgentMiddleware):
         return await handler(await asyncio.to_thread(self._request, request))
 
 
-def select_messages(
-    messages: Sequence[BaseMessage],
-    *,
-    max_tokens: int,
-    tokenizer: Any = None,
-    query: Any = None,
-    on_over_budget: str = DEFAULT_OVER_BUDGET,
-    **options: Any,
-) -> list[BaseMessage]:
-    """The messages to send within ``max_tokens``, shaped like ``trim_messages``.
-
-    Converted with ``convert_to_openai_messages`` (``additional_kwargs["dsgc"]`` annotations
-    included), decided by ``dsgc_fast.select`` (``tokenizer``, ``query`` and ``**options``
-    such as ``params``, ``encoder``, ``cache`` go to it).  Returns the input's own message
-    objects in their order; a binding table comes as a ``SystemMessage`` after the leading
-    system messages, and a tool result cut to fit (``on_over_budget="truncate"``, the
-    default: never an error, never an empty list for a non-empty input) as a copy of the
-    ``ToolMessage`` with the cut content.
-    """
-    messages = list(messages)
-    if not messages:
-        return []
-    chosen = select_history(
-        [to_openai(m) for m in message_checked(messages)], max_tokens, tokenizer=tokenizer, query=query,
-        on_over_budget=on_over_budget, **options,
-    )  # fmt: skip
-    cut = {k: t.message for k, t in chosen.truncated.items()}
-    out = [_sent(messages[k], cut.get(k)) for k in chosen.indices]
-    return _with_tables(out, [] if chosen.binding_table is None else [chosen.binding_table])
+def _appended(system: SystemMessage, tables: Sequence[str]) -> SystemMessage:
+    """``system``, or a copy with each binding table appended to its content."""
+    if not tables:
+        return system
+    if isinstance(system.content, str):
+        content: Any = "\n\n".join([system.content, *tables])
+    else:
+        content = [*system.content, *({"type": "text", "text": text} for text in tables)]
+    return system.model_copy(update={"content": content})
 
 
 def _sent(message: BaseMessage, cut: Mapping[str, Any] | None) -> BaseMessage:
@@ -238,20 +553,3 @@ def to_openai(message: BaseMessage) -> dict[str, Any]:
             checked_annotation(annotation, ANNOTATION_FIELDS, "a LangChain message's additional_kwargs['dsgc']")
         )
     return out
-
-
-def message_keys(messages: Sequence[BaseMessage]) -> list[str]:
-    """Each message's id; a message without one is keyed by its content and its occurrence."""
-    keys: list[str] = []
-    seen: dict[str, int] = {}
-    for message in message_checked(messages):
-        if isinstance(message, SystemMessage) and message.id is None and not keys:
-            keys.append(_SYSTEM_KEY)
-            continue
-        if message.id is not None:
-            keys.append(f"id:{message.id}")
-            continue
-        digest = hashlib.sha256(json.dumps(convert_to_openai_messages(message), sort_keys=True).encode()).hexdigest()
-        seen[digest] = seen.get(digest, 0) + 1
-        keys.append(f"sha256:{digest}:{seen[digest]}")
-    return keys

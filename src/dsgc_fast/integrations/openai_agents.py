@@ -45,8 +45,7 @@ from ..messages import ANNOTATION_KEY, add_messages
 from ..store import MemoryStore
 from ..token_counts import token_counter
 from ._annotations import checked_annotation
-from ._mirror import DEFAULT_OVER_BUDGET
-from ._select import select_history
+from ._select import DEFAULT_OVER_BUDGET, select_history
 
 Annotate = Callable[[Any], Mapping[str, Any] | None]
 #: annotation fields ``annotate`` may return
