@@ -412,3 +412,87 @@ def test_a_user_image_is_costed_not_refused():
     items = [image, SAID, LAST]
     assert InputFilter(IMAGE_TOKENS).select(items) == [SAID, LAST]  # the image does not fit: left out, not an error
     assert InputFilter(2 * IMAGE_TOKENS).select(items) == items
+
+
+# -- the Agents SDK Session ----------------------------------------------------------------
+def _run_turns(session, questions, model):
+    agent = Agent(name="support", instructions="Resolve tickets.", model=model, tools=[lookup])
+
+    async def turns():
+        for question in questions:
+            await Runner.run(agent, question, session=session, run_config=RunConfig(tracing_disabled=True))
+
+    asyncio.run(turns())
+
+
+QUESTIONS = [
+    "Urgent: account 8841-C was double charged for CloudHost.",
+    "look up the CloudHost charge of account 8841-C",
+    "What did the ledger say about it?",
+    "look up the refund policy for duplicate charges",
+    "Did that account clear KYC?",
+]
+
+
+@pytest.mark.parametrize("budget", [120, 100_000])
+def test_a_retained_session_stores_everything_and_returns_the_retained_history(budget, tmp_path):
+    from agents import SQLiteSession
+
+    from dsgc_fast.integrations.openai_agents import RetainedSession
+
+    stored = SQLiteSession("ticket-7", db_path=tmp_path / "sessions.db")
+    session = RetainedSession(stored, budget, tokenizer="approx")
+    model = ScriptedModel()
+    _run_turns(session, QUESTIONS, model)
+    everything = asyncio.run(stored.get_items())
+    assert [i["content"] for i in everything if i.get("role") == "user"] == QUESTIONS  # the store keeps it all
+    history = asyncio.run(session.get_items())
+    rest = iter(everything)
+    assert all(any(item == stored_item for stored_item in rest) for item in history)  # a subsequence of the store
+    assert history[-1] == everything[-1]
+    check_messages(Converter.items_to_messages(history))
+    assert cost(history) <= max(budget, cost(live_roots(history)))
+    assert (len(history) == len(everything)) == (budget == 100_000)
+    # each model call got the retained history of its turn, then the turn's own items
+    first_calls = [seen for seen in model.seen if seen[-1].get("role") == "user"]
+    assert [seen[-1]["content"] for seen in first_calls] == QUESTIONS
+    # the last question came after the retained history of everything before it (all but its own two items)
+    assert (len(first_calls[-1]) == len(everything) - 1) == (budget == 100_000)
+
+
+def test_a_retained_session_is_stateless_and_delegates_to_the_stored_session(tmp_path):
+    from agents import SQLiteSession
+    from agents.memory import Session
+
+    from dsgc_fast.integrations.openai_agents import RetainedSession
+
+    stored = SQLiteSession("ticket-8", db_path=tmp_path / "sessions.db")
+    session = RetainedSession(stored, 150, tokenizer="approx")
+    assert isinstance(session, Session) and session.session_id == "ticket-8"
+    assert session.session_settings == stored.session_settings
+    _run_turns(session, QUESTIONS[:3], ScriptedModel())
+    again = RetainedSession(SQLiteSession("ticket-8", db_path=tmp_path / "sessions.db"), 150, tokenizer="approx")
+    history = asyncio.run(session.get_items())
+    assert asyncio.run(again.get_items()) == history  # another worker over the same store: the same items
+    assert asyncio.run(session.get_items(limit=2)) == history[-2:] and asyncio.run(session.get_items(limit=0)) == []
+    newest = asyncio.run(stored.get_items())[-1]
+    assert asyncio.run(session.pop_item()) == newest and asyncio.run(stored.get_items())[-1] != newest
+    asyncio.run(session.add_items([{"role": "user", "content": "one more"}]))
+    assert asyncio.run(stored.get_items())[-1] == {"role": "user", "content": "one more"}
+    asyncio.run(session.clear_session())
+    assert asyncio.run(stored.get_items()) == [] and asyncio.run(session.get_items()) == []
+
+
+def test_a_retained_session_checks_its_arguments():
+    from agents import SQLiteSession
+
+    from dsgc_fast.integrations.openai_agents import RetainedSession
+
+    with pytest.raises(TypeError, match="Agents SDK Session"):
+        RetainedSession([], 100)
+    with pytest.raises(TypeError, match="budget"):
+        RetainedSession(SQLiteSession("x"), "100")
+    with pytest.raises(ValueError, match="on_over_budget"):
+        RetainedSession(SQLiteSession("x"), 100, on_over_budget="drop")
+    with pytest.raises(ValueError, match="limit"):
+        asyncio.run(RetainedSession(SQLiteSession("x"), 100).get_items(limit=-1))

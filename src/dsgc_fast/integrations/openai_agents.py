@@ -35,6 +35,9 @@ charges it (each content part by the rule of its kind, ``CONTENT_KINDS``).  Then
   the leading system/developer items when escalation produces one.  Trailing reasoning items
   are always kept.  An output ``select`` cut to fit (``on_over_budget="truncate"``) is sent
   as a copy with the cut text when its output may be a string, else whole.
+* ``RetainedSession(session, budget, ...)`` is an Agents SDK ``Session`` over any other
+  (``SQLiteSession``, ...): it stores every item there and ``get_items`` returns what
+  ``InputFilter`` keeps of them.
 * ``add_items(store, items)`` adds items to a ``MemoryStore`` (each group one block, its items
   kept in the block's meta) and ``to_items(store)`` gives the active blocks back as items,
   a cut output as cut.
@@ -53,6 +56,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.exceptions import UserError
+from agents.memory import Session
+from agents.memory.session_settings import SessionSettings
 from agents.models.chatcmpl_converter import Converter
 from agents.run_config import CallModelData, ModelInputData
 
@@ -443,3 +448,74 @@ def _insert_after_lead(items: list[Any], system_items: list[dict[str, str]]) -> 
     while lead < len(items) and isinstance(items[lead], Mapping) and items[lead].get("role") in ("system", "developer"):
         lead += 1
     items[lead:lead] = system_items
+
+
+# -- an Agents SDK Session ------------------------------------------------------------------
+class RetainedSession:
+    """An Agents SDK ``Session`` that stores every item in another and returns the retained history.
+
+    ``Runner.run(agent, input, session=RetainedSession(SQLiteSession("user-1"), 4_000))``:
+    ``add_items``, ``pop_item`` and ``clear_session`` act on ``session`` unchanged (it keeps
+    the whole history); ``get_items`` reads all of it and returns what ``InputFilter`` with
+    the same arguments keeps (the same stateless rule, so every worker over one stored
+    session returns the same items).
+
+    Parameters
+    ----------
+    session : agents.memory.Session
+        The session that stores the items (any implementation of the SDK's protocol).
+    budget : int
+        Tokens the returned history may cost (``InputFilter``'s rule; the new input of a run
+        and the instructions are not counted).
+    tokenizer, annotate, on_over_budget, **options
+        As ``InputFilter`` takes them.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        budget: int,
+        *,
+        tokenizer: Any = None,
+        annotate: Annotate | None = None,
+        on_over_budget: str = DEFAULT_OVER_BUDGET,
+        **options: Any,
+    ) -> None:
+        if not isinstance(session, Session):
+            raise TypeError(f"session must be an Agents SDK Session, got {type(session).__name__}")
+        self.session = session
+        self.filter = InputFilter(
+            budget, tokenizer=tokenizer, annotate=annotate, on_over_budget=on_over_budget, **options
+        )
+
+    @property
+    def session_id(self) -> str:
+        """The stored session's id."""
+        return self.session.session_id
+
+    @property
+    def session_settings(self) -> SessionSettings | None:
+        """The stored session's settings."""
+        return self.session.session_settings
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The retained history, oldest first; with ``limit``, its newest ``limit`` items.
+
+        The selection runs in a worker thread, so the event loop is never blocked by it.
+        """
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"limit must be a non-negative integer or None, got {limit!r}")
+        kept = await asyncio.to_thread(self.filter.select, await self.session.get_items())
+        return kept if limit is None else kept[len(kept) - limit :]
+
+    async def add_items(self, items: list[Any]) -> None:
+        """Store ``items`` in the underlying session."""
+        await self.session.add_items(items)
+
+    async def pop_item(self) -> Any | None:
+        """Remove and return the newest stored item (None when the session is empty)."""
+        return await self.session.pop_item()
+
+    async def clear_session(self) -> None:
+        """Remove every stored item."""
+        await self.session.clear_session()
