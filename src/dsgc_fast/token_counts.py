@@ -473,11 +473,11 @@ class ContentKind:
             raise ValueError(f"unknown content rule {self.rule!r}; expected one of {list(RULES)}")
 
 
-_CHAT = "OpenAI Chat Completions, LangChain (``convert_to_openai_messages``)"
+_CHAT = "OpenAI Chat Completions, LangChain (`convert_to_openai_messages`)"
 _RESPONSES = "OpenAI Responses API, Agents SDK"
-_ANTHROPIC = "Anthropic Messages API, LangChain ``ChatAnthropic``"
+_ANTHROPIC = "Anthropic Messages API, LangChain `ChatAnthropic`"
 _LANGCHAIN_V1 = "LangChain standard content blocks"
-_HOSTED = "OpenAI Responses API hosted tools, Agents SDK, LangChain ``ChatOpenAI`` (Responses)"
+_HOSTED = "OpenAI Responses API hosted tools, Agents SDK, LangChain `ChatOpenAI` (Responses)"
 
 #: Responses items that can stand in content (LangChain keeps hosted-tool output there): counted as JSON
 _JSON_ITEMS = (
