@@ -178,6 +178,8 @@ def test_bad_arguments():
         InputFilter(200, annotate=lambda item: ["binds"]).select([USER])
     with pytest.raises(TypeError, match="Responses input items"):
         item_groups("hello")
+    with pytest.raises(ValueError, match=r"items\[1\] has neither a 'type' nor a 'role'"):
+        InputFilter(200).select([USER, {"content": "who said this?"}])
 
 
 def test_items_round_trip_through_a_store():

@@ -108,12 +108,13 @@ def _pair(
     output: str,
     field: str,
     cut: bool,
+    *,
     call_key: str = "call_id",
     output_keys: tuple[str, ...] = ("call_id",),
 ) -> tuple[ItemKind, ItemKind]:
-    return ItemKind(call, "call", (call_key,), answer=output), ItemKind(
-        output, "output", output_keys, output=field, cut=cut
-    )
+    """A call type and the output type that answers it."""
+    answered = ItemKind(output, "output", output_keys, output=field, cut=cut)
+    return ItemKind(call, "call", (call_key,), answer=output), answered
 
 
 #: items a hosted tool produced in the model's turn (a call and its result in one), and other items of a turn
@@ -142,7 +143,9 @@ ITEM_KINDS: tuple[ItemKind, ...] = (
     *_pair("apply_patch_call", "apply_patch_call_output", "output", True),
     *_pair("tool_search_call", "tool_search_output", "tools", False),
     *_pair("program", "program_output", "result", True),
-    *_pair("mcp_approval_request", "mcp_approval_response", "", False, "id", ("approval_request_id",)),
+    *_pair(
+        "mcp_approval_request", "mcp_approval_response", "", False, call_key="id", output_keys=("approval_request_id",)
+    ),
     *(ItemKind(kind, "hosted") for kind in _HOSTED_ITEMS),
 )
 _KIND_OF = {k.kind: k for k in ITEM_KINDS}
@@ -193,6 +196,8 @@ def item_groups(items: Sequence[Any]) -> list[ItemGroup]:
     for k, item in enumerate(items):
         if not isinstance(item, Mapping):
             raise TypeError(f"items[{k}] must be a dict (a Responses input item), got {type(item).__name__}")
+        if "type" not in item and "role" not in item:
+            raise ValueError(f"items[{k}] has neither a 'type' nor a 'role': it is not a Responses input item")
     units, call_of = _units(items)
     groups: list[list[int]] = []
     pending: list[int] = []
