@@ -547,6 +547,7 @@ CONTENT_KINDS: tuple[ContentKind, ...] = (
 )
 _KIND_OF = {k.kind: k for k in CONTENT_KINDS}
 _warned: set[str] = set()
+_MAX_WARNED = 1_024  # kinds warned about, at most (so made-up kinds cannot grow the set without end)
 _warned_lock = threading.Lock()
 
 
@@ -567,7 +568,7 @@ def _part_tokens(part: Any, count: Callable[[str], int]) -> int:
     rule = _rule_of(part)
     if rule is None:
         kind = part.get("type") if isinstance(part, Mapping) else None
-        return _unknown(part, count, f"content part {kind!r}" if isinstance(kind, str) else "untyped content part")
+        return _unknown(part, count, f"content part {kind[:80]!r}" if isinstance(kind, str) else "untyped content part")
     if rule.rule == "text":
         present = [part[f] for f in rule.fields if f in part]
         bad = [v for v in present if not isinstance(v, (str, list, tuple))]
@@ -662,10 +663,11 @@ def _as_text(value: Any) -> str:
 
 
 def _unknown(part: Any, count: Callable[[str], int], what: str) -> int:
-    """The JSON count of a part whose cost has no rule, logged once per ``what`` in the process."""
+    """The JSON count of a part whose cost has no rule, logged once per ``what`` in the process (``_MAX_WARNED`` at most)."""
     with _warned_lock:
-        first = what not in _warned
-        _warned.add(what)
+        first = what not in _warned and len(_warned) < _MAX_WARNED
+        if first:
+            _warned.add(what)
     if first:
         logger.warning(
             "dsgc counts a %s as its JSON (no known cost); give such a message an explicit cost if that matters", what
