@@ -336,8 +336,9 @@ class InputFilter:
         ``item -> {"binds": ..., "uses": ..., "pinned": ...} | None``.
     on_over_budget : {"truncate", "roots_only", "raise"}
         When the newest user turn alone exceeds the budget: cut its largest tool results
-        (default; a cut ``function_call_output`` is sent as a copy with the cut output), send
-        the turn as it is, or raise ``ReferentEvictionError``.
+        (default; a cut output is sent as a copy with the cut text where its output may be
+        a string, else whole: ``ItemKind.cut``), send the turn as it is, or raise
+        ``ReferentEvictionError``.
     **options
         Passed to ``select`` (``params``, ``encoder``, ``cache``, ``policy``, ...).
     """
