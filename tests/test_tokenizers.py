@@ -13,8 +13,9 @@ import pytest
 from dsgc_fast import MemoryStore, SelectCache, select, whitespace_cost
 from dsgc_fast.cli import main
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import SessionError, add_messages, compact_messages
+from dsgc_fast.messages import add_messages, compact_messages
 from dsgc_fast.token_counts import (
+    IMAGE_TOKENS,
     TOKENS_PER_MESSAGE,
     TokenCounter,
     block_tokens,
@@ -144,16 +145,15 @@ def test_compact_messages_takes_the_stores_tokenizer_only():
         compact_messages(store, 1000, tokenizer="whitespace")
 
 
-def test_a_message_whose_cost_is_unknown_needs_an_explicit_one():
+def test_a_message_with_an_image_costs_the_image_estimate_or_its_explicit_cost():
     image = {
         "role": "user",
         "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "x"}}],
     }
     store = MemoryStore(encoder=LexicalEncoder(), tokenizer="approx")
-    with pytest.raises(SessionError, match="message 0: cannot count a 'image_url' content part"):
-        add_messages(store, [image])
-    with pytest.raises(SessionError, match="message 0: cannot count"):
-        select([image], 100, tokenizer="approx", cache=SelectCache())
+    (i,) = add_messages(store, [image])
+    assert store.get(i).cost == message_tokens(image, "approx") > IMAGE_TOKENS
+    assert select([image], 100, tokenizer="approx", cache=SelectCache(), on_over_budget="roots_only").indices == [0]
     (i,) = add_messages(store, [{**image, "dsgc": {"cost": 900}}])
     assert store.get(i).cost == 900
     assert (

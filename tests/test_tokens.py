@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from dsgc_fast import token_approx, token_counts, whitespace_cost
 from dsgc_fast.token_approx import approx_tokens, pieces
 from dsgc_fast.token_counts import (
+    IMAGE_TOKENS,
     TOKENS_CONTENT_WITH_TOOL_CALLS,
     TOKENS_PARALLEL_TOOL_CALLS,
     TOKENS_PER_MESSAGE,
@@ -288,17 +289,15 @@ def test_a_plain_message_costs_the_cookbook_overhead():
     assert message_tokens(empty, words) == TOKENS_PER_MESSAGE + 1
 
 
-def test_content_parts_count_their_text_and_other_parts_are_refused():
+def test_content_parts_count_by_the_rule_of_their_kind():
     parts = {
         "role": "user",
         "content": [{"type": "text", "text": "two words"}, {"type": "text", "text": "three more words"}],
     }
     assert message_tokens(parts, words) == TOKENS_PER_MESSAGE + 1 + 5
     image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://example.invalid/a.png"}}]}
-    with pytest.raises(ValueError, match="'image_url' content part"):
-        message_tokens(image, words)
-    with pytest.raises(ValueError, match="'str' content part"):
-        message_tokens({"role": "user", "content": ["bare string"]}, words)
+    assert message_tokens(image, words) == TOKENS_PER_MESSAGE + 1 + IMAGE_TOKENS
+    assert message_tokens({"role": "user", "content": ["bare string"]}, words) == TOKENS_PER_MESSAGE + 1 + 2
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict:
