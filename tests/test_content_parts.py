@@ -293,6 +293,23 @@ def test_langchain_messages_with_every_kind_go_through_select_messages_unchanged
     assert small[-1] is messages[-1] and messages[1] not in small  # the image-heavy message costs what it carries
 
 
+def test_blocks_langchain_cannot_convert_are_sent_unchanged_and_counted(caplog):
+    from dsgc_fast.integrations.langchain import select_messages
+
+    odd = [
+        {"type": "text-plain", "text": "Order 8841 shipped on 2026-11-02.", "mime_type": "text/plain"},
+        {"type": "video", "base64": "AAAA" * 50, "mime_type": "video/mp4"},
+    ]
+    messages = [lc.HumanMessage(odd), lc.AIMessage("Noted."), lc.HumanMessage("When did it ship?")]
+    with caplog.at_level("WARNING", logger="dsgc"):
+        sent = select_messages(messages, max_tokens=100_000, tokenizer="approx")
+    assert sent == messages and sent[0] is messages[0]  # passed through as they are
+    assert any("text-plain" in r.getMessage() or "video" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ValueError):  # LangChain's own converter refuses these blocks
+        lc.convert_to_openai_messages(lc.HumanMessage(odd))
+    assert select_messages(messages, max_tokens=12, tokenizer="approx")[-1] is messages[-1]
+
+
 def test_the_converted_messages_go_through_the_store_and_select():
     chat = lc.convert_to_openai_messages(_conversation())
     store = MemoryStore(tokenizer="approx")

@@ -545,8 +545,22 @@ def thread_of(config: Mapping[str, Any] | None) -> str:
 
 
 def to_openai(message: BaseMessage) -> dict[str, Any]:
-    """The OpenAI-style message (``convert_to_openai_messages``) with its ``dsgc`` annotation."""
-    out = convert_to_openai_messages(message)
+    """The OpenAI-style message (``convert_to_openai_messages``) with its ``dsgc`` annotation.
+
+    A content block LangChain's converter refuses (``text-plain``, ``video``, ...) does not
+    stop the agent: the message is converted without its content, and its content list goes
+    in as it is (each block then costs ``token_counts``' rule for its kind, an unknown kind its
+    JSON, with a warning).
+    """
+    try:
+        out = convert_to_openai_messages(message)
+    except ValueError:
+        if isinstance(message.content, str):
+            raise
+        out = convert_to_openai_messages(message.model_copy(update={"content": ""}))
+        out["content"] = [
+            block if isinstance(block, dict) else {"type": "text", "text": block} for block in message.content
+        ]
     annotation = (message.additional_kwargs or {}).get("dsgc")
     if annotation:
         out["dsgc"] = dict(
