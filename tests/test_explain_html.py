@@ -336,22 +336,24 @@ def browser():
         pytest.skip(f"needs {' and '.join(missing)}")
 
 
-def test_the_200_block_page_opens_fast_without_errors(browser, selection, tmp_path):
+def test_the_200_block_page_opens_without_errors(browser, selection, tmp_path):
+    # how fast it opens is measured, not asserted here (no timed tests): see docs/explain.md
     path = tmp_path / "explain.html"
     path.write_text(selection.report.to_html(), encoding="utf-8")
     load = open_page(path)
     assert load.console_errors == []
-    assert load.load_ms < 1_000
+    assert load.load_ms > 0
     assert load.title.startswith("dsgc: agent compaction")
     assert "score parts" in load.text and "u44" in load.text
     assert "alert" not in load.title and XSS in load.text
 
 
 def test_the_docs_screenshot(browser, tmp_path):
-    """The triage session's page, as the docs show it (docs/assets/explain.png)."""
+    """The triage session's page, as the docs show it (docs/assets/explain.png, rewritten with DSGC_SCREENSHOTS=1)."""
     path = tmp_path / "explain.html"
     assert main(["explain", "--input", str(SAMPLE), "--budget", "140", "--html", str(path)]) == 0
-    load = open_page(path, screenshot=SCREENSHOT)
+    shot = SCREENSHOT if os.environ.get("DSGC_SCREENSHOTS") else tmp_path / "explain.png"
+    load = open_page(path, screenshot=shot)
     assert load.console_errors == []
-    assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Did that account clear KYC?" in load.text
