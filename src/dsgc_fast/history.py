@@ -38,7 +38,7 @@ from ._growable import Growable as _Growable
 from ._induced import InducedEdges
 from .archive import DEFAULT_WIDTH, Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
-from .digest_blocks import BlockDigest, block_digest
+from .digest_blocks import BlockDigest, block_digest, digested_block
 from .encoders import CachedEncoder, LexicalEncoder
 from .explain import BlockRoles, CompactionReport, build_report
 from .graph import DependencyGraph
@@ -339,8 +339,8 @@ def _selection(
     ids = history.ids[: state.n]
     table = table_block(result.binding_table, ids, state.n, history.slot_of, counter)
     cut = {i: _cut_block(blocks[i], t) for i, t in outcome.truncated.items()}
-    digested = {i: dataclasses.replace(d, message=copied_json(d.message)) for i, d in outcome.digested.items()}
-    cut.update((i, _digest_block(blocks[i], d)) for i, d in digested.items())
+    digested = {i: d.detached() for i, d in outcome.digested.items()}
+    cut.update((i, digested_block(blocks[i], d)) for i, d in digested.items())
     report = build_report(
         ids,
         result,
