@@ -16,6 +16,38 @@ what happens:
     the live roots alone are kept (tool units whole: a root inside a unit makes the unit a
     root), flagged over budget: the pinned blocks they need and the binding table are left out.
 
+**Digests** (``digests=``, read by the agent policy only; ``policy="dsgc"`` and the others
+decide by ``retain`` alone).  When ``retain`` fits the budget without a binding table, each
+block is then sent whole, as its digest (``digest_blocks.BlockDigest``) or not at all, by
+``select_forms`` over *items*: a tool unit (a call and its results, joined by the
+``tool_call:``/``tool_result:`` referents) is one item, any other block an item of its own.
+For item g with blocks i:
+
+    c_g = sum c_i                     v_i = I_i * max(c_i, 1) ** p   (the policy's score,
+    d_g = sum (d_i or c_i)                                           density undone)
+    v_g = sum v_i                     w_i = v_i * share_i            (share of the block's
+    w_g = sum (w_i or v_i)                                           value words kept)
+
+with ``d_i``, ``w_i`` for blocks that have a digest (``c_i``, ``v_i`` otherwise): an item in
+its digest form sends every digestible result as its digest and the rest (its call) whole,
+so a digested result always keeps its call, and a call never goes without its results.
+``retain``'s decision is the starting point: an item holding a pinned block has floor WHOLE,
+any other item ``retain`` kept has floor DIGEST when it has a cheaper digest (d_g < c_g),
+else WHOLE, and the others floor EVICT.  So nothing ``retain`` kept is evicted, the tokens
+that digesting kept results frees go, by value per token, to evicted items (whole or as
+digests) and to digested ones (back to whole), and without digests the decision is
+``retain``'s.  (From all-EVICT floors instead, the greedy by value per token re-ranks every
+block, and on BFCL's ``base`` split it lost values ``retain`` kept.)
+
+A kept item that uses a referent bound outside the tool units needs the binder's item kept:
+as a digest only when the binder's digest holds the bound value verbatim, else whole.  The
+selection is repeated with that item's floor raised until every kept item has what it
+needs; a need whose floor would not fit evicts the needing item instead (excluded from the
+next selections); if that item itself has a raised floor, or the floors alone exceed the
+budget, ``retain``'s decision stands.  Each round raises a floor or excludes an item, so
+there are at most 3 per item.  Reasons: a block ``retain`` kept keeps its reason; one kept
+now gets the reason the ranking would have given it; one evicted now is ``SKIPPED_NO_FIT``.
+
 The budget the roots need (``required_budget``) is the smaller of what the pinned set costs
 (the roots and their referent closure) and what the roots plus the binding table of the pinned
 non-roots cost: the two ways ``retain`` can keep every live binding.  A binding table costs
@@ -229,6 +261,7 @@ def with_digests(
     c, d = _summed(item, costs, groups), _summed(item, digest_costs, groups)
     v, w = _summed(item, whole, groups), _summed(item, digest_values, groups)
     floor = np.zeros(groups, dtype=np.int8)
+    floor[item[result.retained]] = np.where(d < c, Form.DIGEST, Form.WHOLE)[item[result.retained]]
     if result.pinned is not None:
         floor[item[result.pinned]] = Form.WHOLE
     candidate = np.ones(groups, dtype=np.bool_)
