@@ -182,3 +182,38 @@ def test_a_binder_still_used_keeps_its_bound_value(bound, in_digest):
                 assert in_digest and bound in s.digested[3].text
         check_messages(s.messages)
     assert seen_user_kept
+
+
+def test_nothing_retain_keeps_is_evicted():
+    messages = session("ORD-1003")
+    for budget in budgets(messages):
+        whole = select(messages, budget, tokenizer=TOKENIZER, digests=False)
+        digested = select(messages, budget, tokenizer=TOKENIZER)
+        assert set(whole.indices) <= set(digested.indices)
+        if not digested.digested:
+            assert digested.indices == whole.indices and digested.used == whole.used
+
+
+def test_digests_are_built_once_per_block(monkeypatch):
+    import dsgc_fast.history as history
+
+    built = []
+
+    def counted(block, counter):
+        built.append(block.id)
+        return block_digest(block, counter)
+
+    monkeypatch.setattr(history, "block_digest", counted)
+    messages = session()
+    cache = history.SelectCache(LexicalEncoder())
+    for budget in budgets(messages)[::4]:
+        select(messages, budget, tokenizer=TOKENIZER, cache=cache)
+    grown = [*messages, {"role": "assistant", "content": "Done."}, {"role": "user", "content": "Thanks."}]
+    select(grown, whole_cost(grown) // 2, tokenizer=TOKENIZER, cache=cache)
+    assert sorted(built) == sorted(f"m{k}" for k in range(len(grown)))
+
+
+def test_store_refuses_a_digests_flag_that_is_not_a_bool():
+    store = store_of(session())
+    with pytest.raises(TypeError, match="digests must be a bool"):
+        compact_messages(store, 10**6, digests=1)
