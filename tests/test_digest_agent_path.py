@@ -71,7 +71,7 @@ def budgets(messages: list[dict]) -> list[int]:
 
 
 def digested_somewhere(messages: list[dict]) -> list[int]:
-    found = [b for b in budgets(messages) if select(messages, b, tokenizer=TOKENIZER).digested]
+    found = [b for b in budgets(messages) if select(messages, b, tokenizer=TOKENIZER, digests=True).digested]
     assert found, "no budget digests anything: the fixture no longer exercises digests"
     return found
 
@@ -81,7 +81,7 @@ def test_digest_sent_in_place_keeps_the_transcript_valid_and_values_verbatim():
     before = copy.deepcopy(messages)
     counter = token_counter(TOKENIZER)
     for budget in digested_somewhere(messages):
-        s = select(messages, budget, tokenizer=TOKENIZER)
+        s = select(messages, budget, tokenizer=TOKENIZER, digests=True)
         check_messages(s.messages)  # every tool result answers a kept call, every call is answered
         sent = dict(zip(s.indices, s.messages))
         for i, digest in s.digested.items():
@@ -105,7 +105,7 @@ def test_digest_sent_in_place_keeps_the_transcript_valid_and_values_verbatim():
 def test_explanations_and_html_say_digested():
     messages = session()
     budget = digested_somewhere(messages)[0]
-    s = select(messages, budget, tokenizer=TOKENIZER)
+    s = select(messages, budget, tokenizer=TOKENIZER, digests=True)
     for i, digest in s.digested.items():
         decision = s.report.decisions[s.ids[i]]
         assert decision.kept and decision.digest == digest
@@ -114,13 +114,16 @@ def test_explanations_and_html_say_digested():
         assert kind_of(decision, s.report.truncated) == "digested"
         assert s.report.to_dict()["digested"][s.ids[i]]["kept"] == list(digest.kept)
     assert "k-digested" in s.report.to_html()
+    rows = {line.split()[0]: line.split()[1] for line in s.report.table().splitlines()[4:] if line.strip()}
+    assert {i for i, decision in rows.items() if decision == "digested"} == {s.ids[i] for i in s.digested}
 
 
 def test_policy_dsgc_and_digests_off_never_digest():
     messages = session()
     for budget in budgets(messages):
         assert not select(messages, budget, tokenizer=TOKENIZER, digests=False).digested
-        assert not select(messages, budget, tokenizer=TOKENIZER, policy="dsgc").digested
+        assert not select(messages, budget, tokenizer=TOKENIZER, policy="dsgc", digests=True).digested
+        assert not select(messages, budget, tokenizer=TOKENIZER).digested  # off by default
     with pytest.raises(TypeError, match="digests must be a bool"):
         select(messages, 100, digests="yes")
 
@@ -134,9 +137,9 @@ def store_of(messages: list[dict]) -> MemoryStore:
 def test_select_and_store_agree():
     messages = session()
     for budget in digested_somewhere(messages):
-        s = select(messages, budget, tokenizer=TOKENIZER)
+        s = select(messages, budget, tokenizer=TOKENIZER, digests=True)
         store = store_of(messages)
-        report = compact_messages(store, budget)
+        report = compact_messages(store, budget, digests=True)
         same_report(s, report)
         assert to_messages(store) == s.messages
         assert store.used == s.used
@@ -146,7 +149,7 @@ def test_repeated_compactions_lose_nothing_more_and_recall_brings_the_whole_back
     messages = session()
     budget = digested_somewhere(messages)[0]
     store = store_of(messages)
-    first = compact_messages(store, budget)
+    first = compact_messages(store, budget, digests=True)
     sent = to_messages(store)
     assert first.digested
     for block_id, digest in first.digested.items():
@@ -154,7 +157,7 @@ def test_repeated_compactions_lose_nothing_more_and_recall_brings_the_whole_back
         assert block.text == digest.text and block.cost == digest.cost
         assert block_digest(block, store.tokenizer) is None  # a digest of a digest is itself
         assert render_digest(block.text, block_id) == block.text
-    again = compact_messages(store, budget)
+    again = compact_messages(store, budget, digests=True)
     assert not again.digested and to_messages(store) == sent and again.evicted == []
     block_id = next(iter(first.digested))
     slot = next(
@@ -174,7 +177,7 @@ def test_a_binder_still_used_keeps_its_bound_value(bound, in_digest):
     assert (bound in render_digest(messages[3]["content"], "m3")) == in_digest
     seen_user_kept = False
     for budget in budgets(messages):
-        s = select(messages, budget, tokenizer=TOKENIZER)
+        s = select(messages, budget, tokenizer=TOKENIZER, digests=True)
         if 4 in s.indices:
             seen_user_kept = True
             assert 3 in s.indices
@@ -188,7 +191,7 @@ def test_nothing_retain_keeps_is_evicted():
     messages = session("ORD-1003")
     for budget in budgets(messages):
         whole = select(messages, budget, tokenizer=TOKENIZER, digests=False)
-        digested = select(messages, budget, tokenizer=TOKENIZER)
+        digested = select(messages, budget, tokenizer=TOKENIZER, digests=True)
         assert set(whole.indices) <= set(digested.indices)
         if not digested.digested:
             assert digested.indices == whole.indices and digested.used == whole.used
@@ -207,9 +210,9 @@ def test_digests_are_built_once_per_block(monkeypatch):
     messages = session()
     cache = history.SelectCache(LexicalEncoder())
     for budget in budgets(messages)[::4]:
-        select(messages, budget, tokenizer=TOKENIZER, cache=cache)
+        select(messages, budget, tokenizer=TOKENIZER, cache=cache, digests=True)
     grown = [*messages, {"role": "assistant", "content": "Done."}, {"role": "user", "content": "Thanks."}]
-    select(grown, whole_cost(grown) // 2, tokenizer=TOKENIZER, cache=cache)
+    select(grown, whole_cost(grown) // 2, tokenizer=TOKENIZER, cache=cache, digests=True)
     assert sorted(built) == sorted(f"m{k}" for k in range(len(grown)))
 
 

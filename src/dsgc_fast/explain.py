@@ -311,7 +311,7 @@ class CompactionReport:
             rows.append(
                 (
                     printable(d.id),
-                    "kept" if d.kept else "evicted",
+                    "digested" if d.digested else "kept" if d.kept else "evicted",
                     str(d.rank),
                     str(d.cost),
                     f"{d.score:.4f}",

@@ -219,7 +219,7 @@ def select(
     live: Sequence[int] = (),
     on_over_budget: str = "raise",
     cache: SelectCache | None = None,
-    digests: bool = True,
+    digests: bool = False,
     **overrides: Unpack[ParamOverrides],
 ) -> Selection:
     """Decide which messages of a chat history to send within ``budget`` tokens.
@@ -251,9 +251,11 @@ def select(
         Rows and parsed histories to reuse (default ``default_cache(encoder)``).
     digests : bool
         With the agent policy, a tool result may be sent as its digest (its values
-        verbatim, the bulk dropped, in place with the same role and ``tool_call_id``)
-        when the whole does not earn its tokens (``compaction``'s digest rule); other
-        policies never digest.  False: whole messages only.
+        verbatim, the bulk dropped, in place with the same role and ``tool_call_id``;
+        ``Selection.digested``) when the whole does not earn its tokens (``compaction``'s
+        digest rule); other policies never digest.  Default False (whole messages only):
+        a caller that maps ``indices`` back to its own messages must send
+        ``Selection.digested[k].message`` in place of message ``k``.
 
     Returns
     -------
