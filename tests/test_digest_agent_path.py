@@ -12,8 +12,10 @@ import copy
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from dsgc_fast import MemoryStore, select
+from dsgc_fast import MemoryStore, min_budget, select
 from dsgc_fast.digest import is_digest, render_digest, value_words
 from dsgc_fast.digest_blocks import block_digest
 from dsgc_fast.encoders import LexicalEncoder
@@ -21,7 +23,8 @@ from dsgc_fast.explain_html import kind_of
 from dsgc_fast.messages import add_messages, check_messages, compact_messages, to_messages
 from dsgc_fast.token_counts import block_tokens, token_counter
 
-from .test_select import same_report
+from .test_messages import sentences
+from .test_select import same_report, sessions
 
 TOKENIZER = "approx"
 
@@ -220,3 +223,30 @@ def test_store_refuses_a_digests_flag_that_is_not_a_bool():
     store = store_of(session())
     with pytest.raises(TypeError, match="digests must be a bool"):
         compact_messages(store, 10**6, digests=1)
+
+
+@st.composite
+def listing_sessions(draw):
+    """``test_select``'s sessions (tool units, pins, a bound referent) with JSON listings as tool
+    results (long notes and long lists, which digests reduce)."""
+    messages = draw(sessions())
+    for m in messages:
+        if m["role"] == "tool":
+            n, k0, note = draw(st.integers(0, 40)), draw(st.integers(0, 999)), draw(sentences)
+            rows = [{"id": f"X-{k0 + j}", "n": j, "note": " ".join([note] * 12)} for j in range(n)]
+            m["content"] = json.dumps({"items": rows, "size": n})
+    return messages
+
+
+@given(listing_sessions(), st.integers(0, 100))
+def test_random_sessions_select_and_store_agree_within_budget(messages, share):
+    need = min_budget(messages, tokenizer=TOKENIZER)
+    budget = need + (whole_cost(messages) - need) * share // 100
+    s = select(messages, budget, tokenizer=TOKENIZER, digests=True)
+    check_messages(s.messages)
+    assert s.used <= budget
+    assert set(select(messages, budget, tokenizer=TOKENIZER).indices) <= set(s.indices)
+    store = store_of(messages)
+    report = compact_messages(store, budget, digests=True)
+    same_report(s, report)
+    assert to_messages(store) == s.messages
