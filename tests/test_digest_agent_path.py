@@ -250,3 +250,17 @@ def test_random_sessions_select_and_store_agree_within_budget(messages, share):
     report = compact_messages(store, budget, digests=True)
     same_report(s, report)
     assert to_messages(store) == s.messages
+
+
+def test_an_archived_digest_is_recalled_whole():
+    messages = session()
+    store = store_of(messages)
+    first = compact_messages(store, digested_somewhere(messages)[0], digests=True)
+    block_id = next(iter(first.digested))
+    compact_messages(store, min_budget(messages, tokenizer=TOKENIZER), digests=True)
+    assert block_id in store.archived_ids()
+    whole = {b.id: b for b in store.recall([block_id])}[block_id]
+    original = next(m for m in messages if m.get("tool_call_id") == whole.meta["message"]["tool_call_id"])
+    assert whole.text == original["content"] and "digested" not in whole.meta
+    assert original in to_messages(store)
+    check_messages(to_messages(store))
