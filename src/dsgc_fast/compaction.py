@@ -16,6 +16,38 @@ what happens:
     the live roots alone are kept (tool units whole: a root inside a unit makes the unit a
     root), flagged over budget: the pinned blocks they need and the binding table are left out.
 
+**Digests** (``digests=``, read by the agent policy only; ``policy="dsgc"`` and the others
+decide by ``retain`` alone).  When ``retain`` fits the budget without a binding table, each
+block is then sent whole, as its digest (``digest_blocks.BlockDigest``) or not at all, by
+``select_forms`` over *items*: a tool unit (a call and its results, joined by the
+``tool_call:``/``tool_result:`` referents) is one item, any other block an item of its own.
+For item g with blocks i:
+
+    c_g = sum c_i                     v_i = I_i * max(c_i, 1) ** p   (the policy's score,
+    d_g = sum (d_i or c_i)                                           density undone)
+    v_g = sum v_i                     w_i = v_i * share_i            (share of the block's
+    w_g = sum (w_i or v_i)                                           value words kept)
+
+with ``d_i``, ``w_i`` for blocks that have a digest (``c_i``, ``v_i`` otherwise): an item in
+its digest form sends every digestible result as its digest and the rest (its call) whole,
+so a digested result always keeps its call, and a call never goes without its results.
+``retain``'s decision is the starting point: an item holding a pinned block has floor WHOLE,
+any other item ``retain`` kept has floor DIGEST when it has a cheaper digest (d_g < c_g),
+else WHOLE, and the others floor EVICT.  So nothing ``retain`` kept is evicted, the tokens
+that digesting kept results frees go, by value per token, to evicted items (whole or as
+digests) and to digested ones (back to whole), and without digests the decision is
+``retain``'s.  (From all-EVICT floors instead, the greedy by value per token re-ranks every
+block, and on BFCL's ``base`` split it lost values ``retain`` kept.)
+
+A kept item that uses a referent bound outside the tool units needs the binder's item kept:
+as a digest only when the binder's digest holds the bound value verbatim, else whole.  The
+selection is repeated with that item's floor raised until every kept item has what it
+needs; a need whose floor would not fit evicts the needing item instead (excluded from the
+next selections); if that item itself has a raised floor, or the floors alone exceed the
+budget, ``retain``'s decision stands.  Each round raises a floor or excludes an item, so
+there are at most 3 per item.  Reasons: a block ``retain`` kept keeps its reason; one kept
+now gets the reason the ranking would have given it; one evicted now is ``SKIPPED_NO_FIT``.
+
 The budget the roots need (``required_budget``) is the smaller of what the pinned set costs
 (the roots and their referent closure) and what the roots plus the binding table of the pinned
 non-roots cost: the two ways ``retain`` can keep every live binding.  A binding table costs
@@ -25,20 +57,25 @@ what its text costs as a system message (``table_cost``), since that is how it r
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import BindingTable, Params, Reason, ReferentEvictionError
+from dsgc_ref.contract import BindingTable, Form, Params, Reason, ReferentEvictionError
 
+from ._chat_facts import CALL_PREFIX, RESULT_PREFIX
 from .archive import Block
+from .digest_blocks import BlockDigest
+from .digest_selection import select_forms
 from .engine import retain_built
 from .explain import BindingTableBlock
 from .graph import DependencyGraph
+from .kernels.selection import rule_kept
 from .pins import ReferentIndex, binding_table, closure, render_table
 from .result import Retention
+from .stages import REASON_CODES, score_rule
 from .token_counts import TokenCounter, block_tokens
 
 #: ``meta["kind"]`` of a binding-table block
@@ -78,12 +115,14 @@ class Truncation:
 
 @dataclass
 class Outcome:
-    """What ``decide`` decided: the retention, the costs it charged, the cuts, and whether it is over budget."""
+    """What ``decide`` decided: the retention, the costs it charged, the cuts, whether it is over
+    budget, and the blocks sent as their digests (index -> digest; their costs are the digests')."""
 
     result: Retention
     costs: np.ndarray
     truncated: dict[int, Truncation] = field(default_factory=dict)
     over_budget: bool = False
+    digested: dict[int, BlockDigest] = field(default_factory=dict)
 
 
 def table_block(
@@ -139,14 +178,16 @@ def decide(
     mode: str = "exact",
     on_over_budget: str = "raise",
     tool_results: ToolResults | None = None,
+    digests: Sequence[BlockDigest | None] | None = None,
 ) -> Outcome:
     """``retain`` over the blocks with the live ``roots`` pinned, and ``on_over_budget`` when they do not fit.
 
     ``costs`` are the blocks' costs, ``counter`` the tokenizer (binding tables, cuts),
     ``ages`` the agent policy's working ages (None: none), ``tool_results`` gives the
-    message and text of the tool results among some roots (needed by ``"truncate"``).
-    Without roots and referent links the engine's unpinned path decides.  Raises
-    ``ReferentEvictionError`` under ``"raise"`` as ``retain`` does.
+    message and text of the tool results among some roots (needed by ``"truncate"``),
+    ``digests`` each block's digest or None (None: no digests; read by the agent policy
+    only, module docstring).  Without roots and referent links the engine's unpinned path
+    decides.  Raises ``ReferentEvictionError`` under ``"raise"`` as ``retain`` does.
     """
     check_over_budget(on_over_budget)
     cost_fn = table_cost(counter)
@@ -159,10 +200,14 @@ def decide(
         "ages": ages,
     }
     try:
-        return Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs)
+        decided = Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs)
     except ReferentEvictionError:
         if on_over_budget == "raise":
             raise
+    else:
+        if digests is None or params.policy != "agent" or decided.result.binding_table is not None:
+            return decided
+        return with_digests(decided, digests, index, params)
     truncated: dict[int, Truncation] = {}
     if on_over_budget == "truncate":
         found = tool_results(roots) if tool_results is not None else {}
@@ -191,6 +236,134 @@ def roots_only(scored: Retention, roots: np.ndarray, costs: np.ndarray, budget: 
         scored, retained=kept, mask=mask, reasons=reasons, used=int(costs[roots].sum()), budget=budget,
         pinned=kept.copy(), binding_table=None,
     )  # fmt: skip
+
+
+# -- digests -------------------------------------------------------------------------------
+def with_digests(
+    decided: Outcome, digests: Sequence[BlockDigest | None], index: ReferentIndex, params: Params
+) -> Outcome:
+    """``decided`` (a ``retain`` outcome that fit, no binding table) with each block sent whole, as
+    its digest or not at all (the module docstring's rule); ``decided`` itself when no block
+    has a digest or the floors do not fit."""
+    result, costs = decided.result, decided.costs
+    n = costs.shape[0]
+    if len(digests) != n:
+        raise ValueError(f"digests has {len(digests)} entries, expected {n} (one per block)")
+    if all(d is None for d in digests):
+        return decided
+    item, needs = _items(index, n)
+    groups = int(item.max()) + 1
+    whole = result.scores * np.maximum(costs, 1).astype(np.float64) ** params.density_exponent
+    digest_costs, digest_values = costs.copy(), whole.copy()
+    for i, dg in enumerate(digests):
+        if dg is not None:
+            digest_costs[i], digest_values[i] = dg.cost, whole[i] * dg.share
+    c, d = _summed(item, costs, groups), _summed(item, digest_costs, groups)
+    v, w = _summed(item, whole, groups), _summed(item, digest_values, groups)
+    floor = np.zeros(groups, dtype=np.int8)
+    floor[item[result.retained]] = np.where(d < c, Form.DIGEST, Form.WHOLE)[item[result.retained]]
+    if result.pinned is not None:
+        floor[item[result.pinned]] = Form.WHOLE
+    candidate = np.ones(groups, dtype=np.bool_)
+    form = np.zeros(groups, dtype=np.int8)
+    while True:
+        sub = np.flatnonzero(candidate)
+        chosen = select_forms(c[sub], d[sub], v[sub], w[sub], result.budget, floor=floor[sub])
+        if chosen.used > result.budget:
+            return decided
+        form[:] = Form.EVICT
+        form[sub] = chosen.forms
+        if not _met_needs(needs, item, digests, form, floor, candidate, c, d, result.budget):
+            break
+        if floor[~candidate].any():
+            return decided
+    return _digested(decided, digests, item, form, params)
+
+
+def _summed(item: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray:
+    out = np.zeros(groups, dtype=values.dtype)
+    np.add.at(out, item, values)
+    return out
+
+
+def _items(index: ReferentIndex, n: int) -> tuple[np.ndarray, list[tuple[int, int, Any]]]:
+    """The item of every block (tool units joined, numbered by their first block) and the needs
+    ``(user, binder, bound value)`` of the other referents bound by another block."""
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    needs = []
+    indptr, ids, binder = index.use_indptr, index.use_ids, index.live_binder
+    for u in range(n):
+        for r in ids[indptr[u] : indptr[u + 1]].tolist():
+            b = int(binder[r])
+            if b < 0 or b == u:
+                continue
+            name = index.names[r]
+            if isinstance(name, str) and name.startswith((CALL_PREFIX, RESULT_PREFIX)):
+                parent[root(u)] = root(b)
+            else:
+                needs.append((u, b, index.values[r]))
+    roots = [root(i) for i in range(n)]
+    number: dict[int, int] = {}
+    item = np.array([number.setdefault(r, len(number)) for r in roots], dtype=np.int64)
+    return item, needs
+
+
+def _met_needs(
+    needs: list[tuple[int, int, Any]], item: np.ndarray, digests: Sequence[BlockDigest | None], form: np.ndarray,
+    floor: np.ndarray, candidate: np.ndarray, c: np.ndarray, d: np.ndarray, budget: int,
+) -> bool:  # fmt: skip
+    """Raise the floor of each binder item a kept item needs, or exclude the needing item when
+    the raise does not fit; True if anything changed (the selection must run again)."""
+    changed = False
+    cost_of = np.stack([np.zeros_like(c), d, c], axis=1)
+    floors = int(cost_of[np.flatnonzero(candidate), floor[candidate]].sum())
+    for u, b, value in needs:
+        gu, gb = int(item[u]), int(item[b])
+        dg = digests[b]
+        need = Form.DIGEST if dg is None or dg.keeps(value) else Form.WHOLE
+        if form[gu] == Form.EVICT or not candidate[gu] or form[gb] >= need or floor[gb] >= need:
+            continue
+        raise_cost = int(cost_of[gb, need] - cost_of[gb, floor[gb]])
+        if candidate[gb] and floors + raise_cost <= budget:
+            floor[gb] = need
+            floors += raise_cost
+        else:
+            candidate[gu] = False
+            floors -= int(cost_of[gu, floor[gu]])
+        changed = True
+    return changed
+
+
+def _digested(
+    decided: Outcome, digests: Sequence[BlockDigest | None], item: np.ndarray, form: np.ndarray, params: Params
+) -> Outcome:
+    """The outcome of the items' ``form``: the mask, reasons, costs and digests (module docstring)."""
+    result = decided.result
+    block_form = form[item]
+    kept = block_form != Form.EVICT
+    digested = {i: dg for i, dg in enumerate(digests) if dg is not None and block_form[i] == Form.DIGEST}
+    costs = decided.costs.copy()
+    for i, dg in digested.items():
+        costs[i] = dg.cost
+    n = kept.shape[0]
+    ranked = np.empty(n, dtype=np.int8)
+    working = result.working if result.working is not None else np.zeros(n)
+    rule_kept(
+        score_rule(params.policy, True), result.relevance, result.propagated, working, params.effective_lambda,
+        REASON_CODES, ranked,
+    )  # fmt: skip
+    reasons = np.where(kept & ~result.mask, ranked, result.reasons)
+    reasons = np.where(~kept & result.mask, np.int8(Reason.SKIPPED_NO_FIT), reasons).astype(np.int8)
+    retained = np.flatnonzero(kept).astype(np.int64)
+    changed = dataclasses.replace(result, retained=retained, mask=kept, reasons=reasons, used=int(costs[kept].sum()))
+    return Outcome(changed, costs, decided.truncated, decided.over_budget, digested)
 
 
 # -- cutting tool results -------------------------------------------------------------------

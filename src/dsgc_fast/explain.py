@@ -39,6 +39,7 @@ from dsgc_ref.contract import Reason
 
 from ._terminal import printable
 from .archive import Block
+from .digest_blocks import BlockDigest
 from .explain_html import render
 from .graph import DependencyGraph
 from .kernels.closure import closure_forest, forest_depths
@@ -164,10 +165,16 @@ class Decision:
     unit_cost: int = 0
     left: int = 0
     working: float = 0.0
+    digest: BlockDigest | None = None
 
     @property
     def kept(self) -> bool:
         return self.reason.kept
+
+    @property
+    def digested(self) -> bool:
+        """Kept, sent as its digest (``digest``: its cost, the value words kept and dropped)."""
+        return self.digest is not None
 
     def why(self) -> str:
         """A one-line reason naming the blocks, referents and numbers behind it.
@@ -175,7 +182,10 @@ class Decision:
         Display text: characters that could steer a terminal are escaped (``printable``);
         the exact ids and referents are in the other fields.
         """
-        return printable(self._why())
+        why = self._why()
+        if self.digest is not None:
+            why = f"digested ({_digest_text(self.digest)}); {why}"
+        return printable(why)
 
     def _why(self) -> str:
         r = self.reason
@@ -219,6 +229,9 @@ class Decision:
             lines.append(f"  support from dependents: {_support_text(self.support_from, limit=None)}")
         if self.chain:
             lines.append(f"  referent chain: {_chain_text(self.chain, self.id, limit=None)}")
+        if self.digest is not None:
+            lines.append(f"  digest: cost {self.digest.cost}, kept values: {' '.join(self.digest.kept)}")
+            lines.append(f"  digest: dropped values: {' '.join(self.digest.dropped) or '(none)'}")
         return "\n".join(map(printable, lines))
 
     def to_dict(self) -> dict[str, Any]:
@@ -243,6 +256,7 @@ class Decision:
             "unit_cost": self.unit_cost,
             "working": self.working,
             "left": self.left,
+            "digest": None if self.digest is None else self.digest.to_dict(),
         }
 
 
@@ -258,7 +272,9 @@ class CompactionReport:
     ``(referent, value, source id)`` entries), which joins the active set.  ``over_budget``:
     even the live roots did not fit, and only they were kept (``on_over_budget``);
     ``truncated``: block id -> the ``compaction.Truncation`` of each tool result that was cut;
-    ``roles``: block id -> chat role (``BlockRoles``; empty when the caller gave none).
+    ``roles``: block id -> chat role (``BlockRoles``; empty when the caller gave none);
+    ``digested``: block id -> the ``digest_blocks.BlockDigest`` of each block kept as its
+    digest (its decision's ``why`` starts with "digested", naming the values kept and dropped).
     """
 
     kept: list[str]
@@ -274,6 +290,7 @@ class CompactionReport:
     over_budget: bool = False
     truncated: Mapping[str, Any] = field(default_factory=dict)
     roles: Mapping[str, str] = field(default_factory=dict, repr=False)
+    digested: Mapping[str, BlockDigest] = field(default_factory=dict)
 
     def explain(self, block_id: str) -> str:
         """The multi-line explanation of one block's decision."""
@@ -294,7 +311,7 @@ class CompactionReport:
             rows.append(
                 (
                     printable(d.id),
-                    "kept" if d.kept else "evicted",
+                    "digested" if d.digested else "kept" if d.kept else "evicted",
                     str(d.rank),
                     str(d.cost),
                     f"{d.score:.4f}",
@@ -328,6 +345,8 @@ class CompactionReport:
         if self.truncated:
             cuts = ", ".join(f"{i} ({t.original_cost} -> {t.cost} tokens)" for i, t in self.truncated.items())
             line += f"; cut tool results {cuts}"
+        if self.digested:
+            line += f"; digested {len(self.digested)} ({', '.join(self.digested)})"
         if self.over_budget:
             line += "; OVER BUDGET: the live roots and the bindings they need do not fit, only the roots were kept"
         return printable(line)
@@ -353,6 +372,7 @@ class CompactionReport:
             },
             "over_budget": self.over_budget,
             "truncated": {block_id: t.to_dict() for block_id, t in self.truncated.items()},
+            "digested": {block_id: dg.to_dict() for block_id, dg in self.digested.items()},
             "decisions": [d.to_dict() for d in self.decisions.values()],
         }
 
@@ -395,14 +415,18 @@ def build_report(
     over_budget: bool = False,
     truncated: Mapping[str, Any] | None = None,
     roles: Mapping[str, str] | None = None,
+    digested: Mapping[str, BlockDigest] | None = None,
 ) -> CompactionReport:
     """A ``CompactionReport`` for a ``Retention`` over blocks named ``ids`` (oldest first).
 
     ``graph`` and ``referents`` are the prerequisite graph and referent index the engine
     decided with; ``lambda_pi`` the effective weight of the support (0 for no_graph);
-    ``roles`` the blocks' chat roles (a ``BlockRoles``).
+    ``roles`` the blocks' chat roles (a ``BlockRoles``); ``digested`` the blocks kept as
+    their digests (id -> digest).
     """
-    decisions = _Decisions(_Facts(ids, result, costs, graph, referents, roots, lambda_pi, table_block))
+    digested = dict(digested or {})
+    facts = _Facts(ids, result, costs, graph, referents, roots, lambda_pi, table_block, digested)
+    decisions = _Decisions(facts)
     return CompactionReport(
         kept=list(map(ids.__getitem__, result.retained.tolist())),
         evicted=list(map(ids.__getitem__, result.evicted.tolist())),
@@ -416,6 +440,7 @@ def build_report(
         over_budget=over_budget,
         truncated=dict(truncated or {}),
         roles=roles if roles is not None else {},
+        digested=digested,
     )
 
 
@@ -432,9 +457,10 @@ class _Facts:
     def __init__(
         self, ids: Sequence[str], result: Retention, costs: np.ndarray, graph: DependencyGraph,
         referents: ReferentIndex, roots: np.ndarray, lambda_pi: float, table_block: BindingTableBlock | None,
+        digested: Mapping[str, BlockDigest],
     ) -> None:  # fmt: skip
         self.ids, self.result, self.costs, self.graph, self.referents = ids, result, costs, graph, referents
-        self.roots, self.lambda_pi, self.table_block = roots, lambda_pi, table_block
+        self.roots, self.lambda_pi, self.table_block, self.digested = roots, lambda_pi, table_block, digested
 
     @cached_property
     def slot(self) -> dict[str, int]:
@@ -537,6 +563,7 @@ class _Facts:
             unit=tuple(self.ids[b] for b in unit),
             unit_cost=int(self.costs[i] + sum(int(self.costs[b]) for b in unit)),
             left=int(r.budget - r.used),
+            digest=self.digested.get(block_id),
         )
 
 
@@ -581,6 +608,18 @@ def _chain_text(chain: ReferentChain, end: str, limit: int | None = 4) -> str:
         return " ".join([*parts, end])
     block, referent = chain.last or ("", "")
     return f"{chain.source} -> ... ({len(chain) - 1:,} more links) ... {block} -uses {referent!r}-> {end}"
+
+
+def _digest_text(digest: BlockDigest, limit: int = 6) -> str:
+    """``kept k of n values: v1 v2 ...; dropped m: w1 ...`` (the first ``limit`` of each)."""
+
+    def listed(words: tuple[str, ...]) -> str:
+        more = f" +{len(words) - limit} more" if len(words) > limit else ""
+        return " ".join(words[:limit]) + more
+
+    total = len(digest.kept) + len(digest.dropped)
+    text = f"kept {len(digest.kept)} of {total} values: {listed(digest.kept)}"
+    return text + (f"; dropped {len(digest.dropped)}: {listed(digest.dropped)}" if digest.dropped else "")
 
 
 def _support_text(sources: Sequence[tuple[str, float]], limit: int | None = 3) -> str:

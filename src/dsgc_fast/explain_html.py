@@ -52,6 +52,7 @@ KINDS = {
     "closure": ("closure", "kept because a kept block uses a referent it binds"),
     "kept": ("kept", "kept by the ranking (relevance, propagation, working set or recency)"),
     "truncated": ("cut", "a tool result cut to fit the budget"),
+    "digested": ("digested", "a tool result sent as its digest: its values verbatim, the bulk dropped"),
     "table": ("binding table", "evicted, its bindings kept in the binding table"),
     "evicted": ("evicted", "evicted: did not fit the budget or below the cutoff"),
 }
@@ -66,9 +67,11 @@ def text_cap(n: int) -> int:
 
 
 def kind_of(decision: Decision, truncated: Mapping[str, Any]) -> str:
-    """The decision's key in ``KINDS``: a cut tool result first, then by its ``Reason``."""
+    """The decision's key in ``KINDS``: a cut tool result first, then a digested one, then by its ``Reason``."""
     if decision.id in truncated:
         return "truncated"
+    if decision.digested:
+        return "digested"
     reason = decision.reason
     if reason == Reason.KEPT_PINNED:
         return "root" if decision.root else "pinned"
@@ -290,7 +293,7 @@ _PAGE = """<!DOCTYPE html>
 
 _CSS = """
 :root{--root:#1d4ed8;--pinned:#3b82f6;--closure:#0d9488;--kept:#16a34a;--truncated:#d97706;--table:#7c3aed;
---evicted:#9ca3af;--ref:#2563eb;--dep:#ea580c;--line:#e5e7eb;--muted:#6b7280}
+--digested:#65a30d;--evicted:#9ca3af;--ref:#2563eb;--dep:#ea580c;--line:#e5e7eb;--muted:#6b7280}
 *{box-sizing:border-box}
 body{margin:0;font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111827;background:#fff}
 header{padding:10px 20px 2px;border-bottom:1px solid var(--line)}
@@ -309,7 +312,7 @@ margin:4px 0 2px;overflow:visible}
 .tools{margin:4px 20px;color:#374151;display:flex;flex-wrap:wrap;gap:2px 16px;align-items:baseline}
 .tools .help[open]{order:1}
 .k-root{--c:var(--root)}.k-pinned{--c:var(--pinned)}.k-closure{--c:var(--closure)}.k-kept{--c:var(--kept)}
-.k-truncated{--c:var(--truncated)}.k-table{--c:var(--table)}.k-evicted{--c:var(--evicted)}
+.k-truncated{--c:var(--truncated)}.k-digested{--c:var(--digested)}.k-table{--c:var(--table)}.k-evicted{--c:var(--evicted)}
 #timeline{position:relative;padding-left:130px;margin:0 20px 40px 0}
 #arcs{position:absolute;left:0;top:0;width:130px;overflow:visible}
 .head,.row{display:grid;grid-template-columns:2.6em 7em 5.6em 5em 7.2em 12.5em minmax(0,1fr);gap:0 8px;

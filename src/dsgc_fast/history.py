@@ -12,7 +12,9 @@ What is reused across calls lives in a ``SelectCache`` (by default one per encod
 * the encoder's row of every text seen (``encoders.CachedEncoder``, least recently used
   texts out beyond ``max_texts``), so a call encodes only texts it has not seen;
 * the parsed histories (``max_histories`` of them, most recently used kept): the planned
-  blocks, their costs, dependency edges and referent links, as arrays that grow.  A call
+  blocks, their costs, dependency edges, referent links and digests (each tool result's
+  digest is built once, the first time a call with ``digests`` needs it), as arrays that
+  grow.  A call
   whose messages begin with a cached history's messages (compared by value) plans only the
   messages after them; any other call parses its messages afresh.
 
@@ -36,6 +38,7 @@ from ._growable import Growable as _Growable
 from ._induced import InducedEdges
 from .archive import DEFAULT_WIDTH, Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
+from .digest_blocks import BlockDigest, block_digest, digested_block
 from .encoders import CachedEncoder, LexicalEncoder
 from .explain import BlockRoles, CompactionReport, build_report
 from .graph import DependencyGraph
@@ -83,6 +86,9 @@ class Selection:
         Even the live roots did not fit: only they were kept (``on_over_budget``).
     truncated : dict of int to Truncation
         Input position -> how that tool result was cut (``on_over_budget="truncate"``).
+    digested : dict of int to BlockDigest
+        Input position -> the digest sent in place of that tool result (``digests``): the
+        message with the digest as its content, its cost, the value words kept and dropped.
     """
 
     messages: list[dict[str, Any]]
@@ -93,6 +99,7 @@ class Selection:
     budget: int
     over_budget: bool = False
     truncated: Mapping[int, Truncation] = dataclasses.field(default_factory=dict)
+    digested: Mapping[int, BlockDigest] = dataclasses.field(default_factory=dict)
 
     @property
     def binding_table(self) -> str | None:
@@ -212,6 +219,7 @@ def select(
     live: Sequence[int] = (),
     on_over_budget: str = "raise",
     cache: SelectCache | None = None,
+    digests: bool = False,
     **overrides: Unpack[ParamOverrides],
 ) -> Selection:
     """Decide which messages of a chat history to send within ``budget`` tokens.
@@ -241,6 +249,13 @@ def select(
         results cut (``dsgc_fast.compaction``).
     cache : SelectCache, optional
         Rows and parsed histories to reuse (default ``default_cache(encoder)``).
+    digests : bool
+        With the agent policy, a tool result may be sent as its digest (its values
+        verbatim, the bulk dropped, in place with the same role and ``tool_call_id``;
+        ``Selection.digested``) when the whole does not earn its tokens (``compaction``'s
+        digest rule); other policies never digest.  Default False (whole messages only):
+        a caller that maps ``indices`` back to its own messages must send
+        ``Selection.digested[k].message`` in place of message ``k``.
 
     Returns
     -------
@@ -256,6 +271,8 @@ def select(
     p = Params.of(params if params is not None else AGENT_PARAMS, **overrides)
     budget = check_budget(budget)
     check_over_budget(on_over_budget)
+    if not isinstance(digests, bool):
+        raise TypeError(f"digests must be a bool, got {type(digests).__name__}")
     cache = _cache(encoder, cache)
     with cache._lock:
         counter, history, state, roots = cache.prepared(messages, tokenizer, live)
@@ -275,6 +292,7 @@ def select(
             query_emb, embs, history.cost.view()[: state.n], budget, params=p, graph=state.graph, index=state.index,
             roots=roots, counter=counter, ages=state.ages if p.policy == "agent" else None,
             on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(blocks, found),
+            digests=history.digests(state.n) if digests and p.policy == "agent" else None,
         )  # fmt: skip
     return _selection(history, state, blocks, roots, outcome, p, query_text, counter)
 
@@ -323,6 +341,8 @@ def _selection(
     ids = history.ids[: state.n]
     table = table_block(result.binding_table, ids, state.n, history.slot_of, counter)
     cut = {i: _cut_block(blocks[i], t) for i, t in outcome.truncated.items()}
+    digested = {i: d.detached() for i, d in outcome.digested.items()}
+    cut.update((i, digested_block(blocks[i], d)) for i, d in digested.items())
     report = build_report(
         ids,
         result,
@@ -337,6 +357,7 @@ def _selection(
         over_budget=outcome.over_budget,
         truncated={ids[i]: t for i, t in outcome.truncated.items()},
         roles=BlockRoles(ids, lambda block_id: blocks[history.slot_of[block_id]]),
+        digested={ids[i]: d for i, d in digested.items()},
     )
     kept = result.retained.tolist()
     sent = [cut.get(i) or blocks[i] for i in kept] + ([table.block] if table is not None else [])
@@ -349,6 +370,7 @@ def _selection(
         budget=int(result.budget),
         over_budget=outcome.over_budget,
         truncated={i: _detached_cut(t) for i, t in outcome.truncated.items()},
+        digested=digested,
     )
 
 
@@ -356,12 +378,19 @@ def _cut_block(block: Block, cut: Truncation) -> Block:
     return dataclasses.replace(block, text=cut.text, cost=cut.cost, meta={**block.meta, "message": cut.message})
 
 
+def _digest_block(block: Block, digest: BlockDigest) -> Block:
+    return dataclasses.replace(
+        block, text=digest.text, cost=digest.cost, meta={**block.meta, "message": digest.message}
+    )
+
+
 def _detached_cut(cut: Truncation) -> Truncation:
     return dataclasses.replace(cut, message=copied_json(cut.message))
 
 
 class _Texts(Mapping[str, str]):
-    """Block id -> text of the first blocks of a history (cut texts instead where cut): the report's ``texts``."""
+    """Block id -> text of the first blocks of a history (cut or digest texts instead where sent so):
+    the report's ``texts``."""
 
     def __init__(self, blocks: list[Block], slot_of: Mapping[str, int], cut: Mapping[int, Block]) -> None:
         self._blocks, self._slot_of, self._cut = blocks, slot_of, cut
@@ -415,6 +444,7 @@ class _History:
         self.binds: list[dict[str, str]] = []
         self.units = ChatUnits()
         self.emb: _Growable | None = None
+        self._digests: list[BlockDigest | None] = []
         self._state: _State | None = None
 
     def matches(self, records: list[Any]) -> bool:
@@ -448,6 +478,12 @@ class _History:
         self.binds.append(block.binds)
         self.referents.append(block.uses, block.binds)
         self.units.add(block)
+
+    def digests(self, n: int) -> list[BlockDigest | None]:
+        """The digest of each of the first ``n`` blocks (``digest_blocks.block_digest``), each built once."""
+        for block in self.blocks[len(self._digests) : n]:
+            self._digests.append(block_digest(block, self.counter))
+        return self._digests[:n]
 
     def embeddings(self, rows: CachedEncoder) -> np.ndarray:
         """The (n, d) rows of every block, encoding only blocks added since the last call."""

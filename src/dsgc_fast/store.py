@@ -65,6 +65,7 @@ from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
 from .archive import EMBEDDING_DTYPES, Archive, ArchivedBlock, Block, DeletedBlock
 from .compaction import Truncation, decide, table_block
+from .digest_blocks import BlockDigests, digested_block, whole_block
 from .encoders import check_unicode, encode_function
 from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_report
 from .graph import DependencyGraph
@@ -176,6 +177,7 @@ class MemoryStore:
         self._closed = False
         self._archive = Archive(archive)
         self._encoder_name = getattr(encoder, "name", None)
+        self._digests = BlockDigests()
         self._resume()
 
     @property
@@ -669,6 +671,7 @@ class MemoryStore:
         ages: Mapping[str, int] | None = None,
         mode: str = "exact",
         on_over_budget: str = "raise",
+        digests: bool = False,
         **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:
         """Keep what fits ``budget`` for ``query``; archive the rest; explain every decision.
@@ -696,6 +699,13 @@ class MemoryStore:
             nothing), keep the roots alone, or cut the largest tool results among the roots
             until they fit.  A cut block keeps its cut text, message and cost; its original
             content and cost stay in ``meta["truncated"]``.
+        digests : bool
+            With the agent policy, a tool result may stay active as its digest (its values
+            verbatim, the bulk dropped; ``compaction``'s digest rule): its text, message and
+            cost become the digest's, its whole stays in ``meta["digested"]`` and ``recall``
+            brings it back.  A digest is never digested again.  Default False: whole blocks
+            only (``to_messages`` sends the digest; a mirror that sends its own copy of a
+            kept message must send ``meta["message"]`` for a block with ``meta["digested"]``).
 
         Returns
         -------
@@ -717,13 +727,13 @@ class MemoryStore:
         roots = self._live_roots(slots, live)
         working = self._local_ages(slots, ages) if ages is not None and p.policy == "agent" else None
         return self._compact(
-            p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget
+            p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget, digests
         )
 
     @_serialized
     def _compact_turn(
         self, budget: int, *, query: Any, live: Iterable[str], params: Params | None = None, query_weights: Any = None,
-        mode: str = "exact", on_over_budget: str = "raise", **overrides: Unpack[ParamOverrides],
+        mode: str = "exact", on_over_budget: str = "raise", digests: bool = False, **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport | None:  # fmt: skip
         """``messages.compact_messages`` on the store's chat facts (None, changing nothing, when they are ambiguous).
 
@@ -745,7 +755,7 @@ class MemoryStore:
         roots = self._turn_roots(slots, turn, live)
         working = ages if p.policy == "agent" else None
         return self._compact(
-            p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget
+            p, query_emb, query_text, budget, slots, roots, working, query_weights, mode, on_over_budget, digests
         )
 
     def _turn_roots(self, slots: np.ndarray, turn: int | None, live: Iterable[str]) -> np.ndarray:
@@ -774,7 +784,7 @@ class MemoryStore:
 
     def _compact(
         self, p: Params, query_emb: np.ndarray, query_text: str, budget: int, slots: np.ndarray, roots: np.ndarray,
-        working: np.ndarray | None, query_weights: Any, mode: str, on_over_budget: str,
+        working: np.ndarray | None, query_weights: Any, mode: str, on_over_budget: str, digests: bool,
     ) -> CompactionReport:  # fmt: skip
         """``compact`` of the active blocks ``slots`` with the live ``roots`` and working ages by position.
 
@@ -784,11 +794,14 @@ class MemoryStore:
         index = self._referents.active_index(slots, self._binds)
         embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
         active = dict(self._active_blocks)  # this compaction's own view: later adds and cuts replace, never edit
+        if not isinstance(digests, bool):
+            raise TypeError(f"digests must be a bool, got {type(digests).__name__}")
+        digest_of = self._digests.of(slots.tolist(), active, self._counter) if digests and p.policy == "agent" else None
         try:
             outcome = decide(
                 query_emb, embs, self._cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
                 counter=self._counter, ages=working, query_weights=query_weights, mode=mode, on_over_budget=on_over_budget,
-                tool_results=lambda found: tool_messages([active[s] for s in slots.tolist()], found),
+                tool_results=lambda found: tool_messages([active[s] for s in slots.tolist()], found), digests=digest_of,
             )  # fmt: skip
         except ReferentEvictionError as exc:
             pinned_ids = self._names_of(slots[np.flatnonzero(closure(index, roots))])
@@ -802,6 +815,7 @@ class MemoryStore:
         ids = self._names_of(slots)
         table = self._binding_table_block(result.binding_table, ids)
         cut = {int(slots[i]): _cut_block(active[int(slots[i])], t) for i, t in outcome.truncated.items()}
+        cut.update((int(slots[i]), digested_block(active[int(slots[i])], d)) for i, d in outcome.digested.items())
         report = build_report(
             ids,
             result,
@@ -816,6 +830,7 @@ class MemoryStore:
             over_budget=outcome.over_budget,
             truncated={ids[i]: t for i, t in outcome.truncated.items()},
             roles=BlockRoles(ids, lambda block_id: active[self._slot_of[block_id]]),
+            digested={ids[i]: d.detached() for i, d in outcome.digested.items()},
         )
         gone = result.evicted
         evicted = dict(zip(slots[gone].tolist(), map(_LABELS.__getitem__, result.reasons[gone].tolist())))
@@ -910,15 +925,23 @@ class MemoryStore:
 
         The referent closure of the requested blocks comes back with them (a recalled
         block never arrives with a referent whose binder stays archived), so a tool
-        result and its call return together.  Ids that are already active are ignored.
-        Returns the blocks brought back, oldest first.
+        result and its call return together.  A block kept as its digest (``compact``'s
+        ``digests``), active or archived, comes back whole.  Other ids that are already
+        active are ignored.  Returns the blocks brought back, oldest first.
         """
-        archived = self._archived_closure([self._slot(i, deleted_ok=False) for i in _id_list("ids", ids)])
-        if not archived:
-            return []
-        restored = self._archive.restore_blocks(archived)
+        slots = [self._slot(i, deleted_ok=False) for i in _id_list("ids", ids)]
+        archived = self._archived_closure(slots)
+        restored = self._archive.restore_blocks(archived) if archived else []
         self._mark_active(restored)
-        return restored
+        back = {block.seq: block for block in restored}
+        for slot in sorted({*slots, *back}):
+            whole = whole_block(self._active_blocks[slot]) if slot in self._active_blocks else None
+            if whole is not None:
+                self._archive.update_active(whole)
+                self._active_blocks[slot] = whole
+                self._cost.view()[slot] = whole.cost
+                back[slot] = whole.detached(back[slot].embedding if slot in back else self._embeddings()[slot].copy())
+        return [back[slot] for slot in sorted(back)]
 
     def _archived_closure(self, slots: list[int], binders: Mapping[str, int | None] | None = None) -> list[int]:
         """The archived blocks among ``slots`` and the archived part of their referent closure.
