@@ -264,3 +264,45 @@ def test_an_archived_digest_is_recalled_whole():
     assert whole.text == original["content"] and "digested" not in whole.meta
     assert original in to_messages(store)
     check_messages(to_messages(store))
+
+
+def test_the_langchain_adapter_sends_the_digest_it_was_charged_for():
+    lc = pytest.importorskip("langchain_core.messages")
+    from dsgc_fast.integrations.langchain import select_messages
+
+    chat = session()
+    messages = lc.convert_to_messages(chat)
+    for budget in digested_somewhere(chat):
+        chosen = select(chat, budget, tokenizer=TOKENIZER, digests=True)
+        sent = select_messages(messages, max_tokens=budget, tokenizer=TOKENIZER, digests=True)
+        assert [m.content for m in sent] == [m["content"] or "" for m in chosen.messages]
+        for k, digest in chosen.digested.items():
+            (out,) = [m for m in sent if getattr(m, "tool_call_id", None) == chat[k]["tool_call_id"]]
+            assert out.content == digest.text and is_digest(out.content) and out is not messages[k]
+        assert messages == lc.convert_to_messages(chat)  # the caller's messages are not modified
+
+
+def test_the_agents_sdk_filter_sends_the_digest_it_was_charged_for():
+    pytest.importorskip("agents")
+    from dsgc_fast.integrations.openai_agents import InputFilter
+
+    items = [
+        {"role": "user", "content": "Show my orders."},
+        {"type": "function_call", "call_id": "c1", "name": "list_orders", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": orders(1000, 30)},
+        {"role": "assistant", "content": "You have 30 orders."},
+        {"type": "function_call", "call_id": "c2", "name": "list_archived", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c2", "output": orders(2000, 25)},
+        {"role": "user", "content": "Cancel ORD-1003 and ORD-2010."},
+    ]
+    whole = InputFilter(10**9, tokenizer=TOKENIZER).select(items)
+    assert whole == items
+    digests = []
+    for budget in range(200, 2_000, 100):
+        sent = InputFilter(budget, tokenizer=TOKENIZER, digests=True).select(items)
+        digests += [i["output"] for i in sent if i.get("type") == "function_call_output" and is_digest(i["output"])]
+        outputs = {i["call_id"] for i in sent if i.get("type") == "function_call_output"}
+        assert outputs == {i["call_id"] for i in sent if i.get("type") == "function_call"}  # units stay whole
+    assert digests, "no budget sent a digest: the fixture no longer exercises digests"
+    assert all("ORD-" in text for text in digests)
+    assert items[2]["output"] == orders(1000, 30)  # the caller's items are not modified

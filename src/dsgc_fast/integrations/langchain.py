@@ -82,7 +82,7 @@ DEFAULT_CACHED_THREADS = 64
 #: the strategies of ``select_messages``
 STRATEGIES = ("dsgc", "last")
 #: ``select`` options that the settings pass through, besides the ``Params`` knobs
-_SELECT_OPTIONS = ("params", "encoder", "cache", "query")
+_SELECT_OPTIONS = ("params", "encoder", "cache", "query", "digests")
 #: ``trim_messages`` arguments without a counterpart here, and why
 _TRIM_ONLY = {
     "allow_partial": "a tool result is cut to fit instead (on_over_budget='truncate')",
@@ -214,6 +214,7 @@ class _Selector:
             records, self.budget, tokenizer=self.tokenizer, on_over_budget=self.on_over_budget, **options
         )
         cut = {k: t.message for k, t in chosen.truncated.items()}
+        cut.update((k, d.message) for k, d in chosen.digested.items())  # sent as its digest, in place
         kept = [_sent(messages[k], cut.get(k)) for k in chosen.indices]
         tables = [] if chosen.binding_table is None else [chosen.binding_table]
         return _Sent(self._started(kept), tables, chosen)
@@ -354,8 +355,9 @@ def select_messages(
         largest tool results to fit (default), send them as they are, or raise
         ``ReferentEvictionError``.
     **options
-        ``select``'s ``query``, ``params``, ``encoder``, ``cache`` and the ``Params`` knobs
-        (``lambda_pi``, ``policy``, ...).  ``trim_messages``' ``allow_partial``, ``end_on`` and
+        ``select``'s ``query``, ``params``, ``encoder``, ``cache``, ``digests`` (a tool result
+        may be sent as its digest, in place) and the ``Params`` knobs (``lambda_pi``,
+        ``policy``, ...).  ``trim_messages``' ``allow_partial``, ``end_on`` and
         ``text_splitter`` are refused with the reason.
 
     Returns

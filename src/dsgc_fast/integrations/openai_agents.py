@@ -371,6 +371,7 @@ class InputFilter:
             chat, self.budget, tokenizer=self.tokenizer, on_over_budget=self.on_over_budget, **self.options
         )
         cut = {spoken[k]: t.message["content"] for k, t in chosen.truncated.items()}
+        cut.update((spoken[k], d.text) for k, d in chosen.digested.items())  # sent as its digest, in place
         kept = [spoken[k] for k in chosen.indices] + [g for g, group in enumerate(groups) if group.message is None]
         sent = {k: _with_cut(items[k], cut[g]) if g in cut else items[k] for g in kept for k in groups[g].indices}
         out = [sent[k] for k in sorted(sent)]
@@ -433,7 +434,7 @@ def to_items(store: MemoryStore) -> list[Any]:
     tables = []
     for block in store.blocks(embeddings=False):
         if ITEMS_META in block.meta:
-            cut = block.meta["message"]["content"] if "truncated" in block.meta else None
+            cut = block.meta["message"]["content"] if "truncated" in block.meta or "digested" in block.meta else None
             out.extend(block.meta[ITEMS_META] if cut is None else [_with_cut(i, cut) for i in block.meta[ITEMS_META]])
         elif "message" in block.meta:
             raise ValueError(
