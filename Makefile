@@ -15,7 +15,7 @@ install: $(STAMP)
 # simulated APIs, which need only the standard library and mpmath (the benchmark's real sessions).
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -c constraints.txt pip
+	$(PY) -m pip install --upgrade -c constraints.txt pip
 	$(PY) -m pip install -c constraints.txt -e ".[dev,bench,sentence,tokens,langchain,postgres,openai-agents]"
 	$(PY) -m pip install -c constraints.txt --no-deps bfcl-eval  # BFCL's data and simulated APIs only (stdlib + mpmath)
 	touch $(STAMP)
