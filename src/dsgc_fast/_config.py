@@ -33,14 +33,12 @@ from collections.abc import Callable
 
 import numba
 
-from dsgc_ref.contract import DsgcValueError
-
 CACHE: bool = os.environ.get("DSGC_NUMBA_CACHE", "1") != "0"
 PARALLEL_MIN_N: int = int(os.environ.get("DSGC_PARALLEL_MIN_N", "32768"))
 THREADING_LAYERS = ("auto", "tbb", "omp", "workqueue")
 THREADING_LAYER: str = os.environ.get("DSGC_THREADING_LAYER", "auto")
 if THREADING_LAYER not in THREADING_LAYERS:
-    raise DsgcValueError(f"DSGC_THREADING_LAYER must be one of {THREADING_LAYERS}, got {THREADING_LAYER!r}")
+    raise ValueError(f"DSGC_THREADING_LAYER must be one of {THREADING_LAYERS}, got {THREADING_LAYER!r}")
 #: layers whose threads do not survive ``fork`` (GNU OpenMP)
 FORK_UNSAFE_LAYERS = ("omp",)
 _POOLS = {"tbb": "tbbpool", "omp": "omppool", "workqueue": "workqueue"}

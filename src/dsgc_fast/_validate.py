@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import INT64_MAX, DsgcTypeError, DsgcValueError, is_integer_scalar
+from dsgc_ref.contract import INT64_MAX, is_integer_scalar
 
 from .kernels import checks
 
@@ -31,14 +31,14 @@ def _numeric_array(name: str, value: Any) -> np.ndarray:
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
-        raise DsgcValueError(f"{name} is not a rectangular numeric array: {exc}") from None
+        raise ValueError(f"{name} is not a rectangular numeric array: {exc}") from None
     if arr.dtype == object:
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
-            raise DsgcTypeError(f"{name} must be numeric, got an object array") from None
+            raise TypeError(f"{name} must be numeric, got an object array") from None
     if arr.dtype.kind not in _REAL_KINDS:
-        raise DsgcTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     return arr
 
 
@@ -50,11 +50,11 @@ def embeddings(name: str, value: Any, d: int | None = None) -> np.ndarray:
     """
     arr = _numeric_array(name, value)
     if arr.ndim != 2:
-        raise DsgcValueError(f"{name} must be 2-D (N, d), got shape {arr.shape}")
+        raise ValueError(f"{name} must be 2-D (N, d), got shape {arr.shape}")
     if arr.shape[1] == 0:
-        raise DsgcValueError(f"{name} has an empty embedding dimension (shape {arr.shape})")
+        raise ValueError(f"{name} has an empty embedding dimension (shape {arr.shape})")
     if d is not None and arr.shape[1] != d:
-        raise DsgcValueError(f"{name} has d = {arr.shape[1]} but query_emb has d = {d}")
+        raise ValueError(f"{name} has d = {arr.shape[1]} but query_emb has d = {d}")
     if arr.dtype not in (np.float16, np.float32, np.float64):
         arr = arr.astype(np.float64)
     return np.ascontiguousarray(arr)
@@ -69,7 +69,7 @@ def block_embeddings(value: Any, d: int) -> Any:
 
     if isinstance(value, (TiledEmbeddings, QuantizedEmbeddings)):
         if value.shape[1] != d:
-            raise DsgcValueError(f"block_embs has d = {value.shape[1]} but query_emb has d = {d}")
+            raise ValueError(f"block_embs has d = {value.shape[1]} but query_emb has d = {d}")
         return value
     return embeddings("block_embs", value, d)
 
@@ -79,12 +79,12 @@ def _positive_finite(name: str, value: Any, size: int | None) -> np.ndarray:
     arr = _numeric_array(name, value).astype(np.float64)
     if size is None:
         if arr.ndim != 0:
-            raise DsgcValueError(f"{name} must be a scalar, got shape {arr.shape}")
+            raise ValueError(f"{name} must be a scalar, got shape {arr.shape}")
         arr = arr.reshape(1)
     elif arr.shape != (size,):
-        raise DsgcValueError(f"{name} must have shape ({size},), got {arr.shape}")
+        raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
     if not (np.isfinite(arr).all() and (arr > 0).all()):
-        raise DsgcValueError(f"{name} must be finite and > 0")
+        raise ValueError(f"{name} must be finite and > 0")
     arr.flags.writeable = False
     return arr
 
@@ -100,9 +100,9 @@ def quantized(
     """
     c = np.asarray(codes)
     if c.dtype != np.int8:
-        raise DsgcTypeError(f"codes must be an int8 array, got dtype {c.dtype}")
+        raise TypeError(f"codes must be an int8 array, got dtype {c.dtype}")
     if c.ndim != 2 or c.shape[1] == 0:
-        raise DsgcValueError(f"codes must be 2-D (N, d) with d >= 1, got shape {c.shape}")
+        raise ValueError(f"codes must be 2-D (N, d) with d >= 1, got shape {c.shape}")
     c = np.array(c, order="C", copy=True)
     c.flags.writeable = False
     n, d = c.shape
@@ -112,9 +112,9 @@ def quantized(
     if offset is not None:
         o = _numeric_array("offset", offset).astype(np.float64)
         if o.shape != (d,):
-            raise DsgcValueError(f"offset must have shape ({d},), got {o.shape}")
+            raise ValueError(f"offset must have shape ({d},), got {o.shape}")
         if not np.isfinite(o).all():
-            raise DsgcValueError("offset must be finite")
+            raise ValueError("offset must be finite")
         o.flags.writeable = False
     return c, s, h, o
 
@@ -123,14 +123,14 @@ def quantization_ranges(value: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) float32 vectors of a (2, d) ``ranges`` array: finite, lo <= hi, finite steps."""
     r = _numeric_array("ranges", value)
     if r.shape != (2, d):
-        raise DsgcValueError(f"ranges must have shape (2, d) = (2, {d}), got {r.shape}")
+        raise ValueError(f"ranges must have shape (2, d) = (2, {d}), got {r.shape}")
     with np.errstate(over="ignore", invalid="ignore"):
         r32 = r.astype(np.float32)
         steps = (r32[1] - r32[0]) / np.float32(255)
     if not (np.isfinite(r32).all() and np.isfinite(steps).all()):
-        raise DsgcValueError("ranges must be finite in float32, and so must (hi - lo) / 255")
+        raise ValueError("ranges must be finite in float32, and so must (hi - lo) / 255")
     if (r32[1] < r32[0]).any():
-        raise DsgcValueError("ranges must have lo <= hi in every dimension (row 0: lo, row 1: hi)")
+        raise ValueError("ranges must have lo <= hi in every dimension (row 0: lo, row 1: hi)")
     return r32[0], r32[1]
 
 
@@ -140,9 +140,9 @@ def query(value: Any) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] == 0:
-        raise DsgcValueError(f"query_emb must be (d,) or (m, d) with m >= 1, got shape {np.shape(value)}")
+        raise ValueError(f"query_emb must be (d,) or (m, d) with m >= 1, got shape {np.shape(value)}")
     if arr.shape[1] == 0:
-        raise DsgcValueError("query_emb has an empty embedding dimension")
+        raise ValueError("query_emb has an empty embedding dimension")
     if arr.dtype == np.float32:  # an encoder's output: widened and checked in one pass
         out = np.empty(arr.shape, dtype=np.float64)
         finite = checks.widen_finite(arr, out)
@@ -150,7 +150,7 @@ def query(value: Any) -> np.ndarray:
         out = np.ascontiguousarray(arr, dtype=np.float64)
         finite = checks.all_finite(out)
     if not finite:
-        raise DsgcValueError("query_emb contains NaN or inf")
+        raise ValueError("query_emb contains NaN or inf")
     return out
 
 
@@ -165,11 +165,11 @@ def query_weights(value: Any, m: int) -> np.ndarray:
         return np.full(m, 1.0 / m) if m > 1 else np.ones(1)
     w = _numeric_array("query_weights", value).astype(np.float64).ravel()
     if w.shape[0] != m:
-        raise DsgcValueError(f"query_weights has {w.shape[0]} entries, expected {m} (one per query)")
+        raise ValueError(f"query_weights has {w.shape[0]} entries, expected {m} (one per query)")
     if not (np.isfinite(w).all() and (w >= 0).all()):
-        raise DsgcValueError("query_weights must be finite and >= 0")
+        raise ValueError("query_weights must be finite and >= 0")
     if not (w > 0).any():
-        raise DsgcValueError("query_weights must not all be zero")
+        raise ValueError("query_weights must not all be zero")
     scaled = np.ldexp(w, -math.frexp(float(w.max()))[1])
     total = 0.0
     for x in scaled.tolist():
@@ -181,17 +181,17 @@ def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
     """A 1-D int64 vector; integral floats are accepted, anything else is a TypeError."""
     arr = _numeric_array(name, value)
     if arr.ndim != 1:
-        raise DsgcValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if n is not None and arr.shape[0] != n:
-        raise DsgcValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
+        raise ValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
     kind = arr.dtype.kind
     if kind == "f":
         if not (np.isfinite(arr).all() and (arr == np.floor(arr)).all()):
-            raise DsgcTypeError(f"{name} must hold integers, got non-integral values")
+            raise TypeError(f"{name} must hold integers, got non-integral values")
         if arr.size and np.abs(arr).max() > _INDEX_LIMIT:
-            raise DsgcValueError(f"{name} has values too large for int64")
+            raise ValueError(f"{name} has values too large for int64")
     elif kind == "u" and arr.size and arr.max() > _INDEX_LIMIT:
-        raise DsgcValueError(f"{name} has values too large for int64")
+        raise ValueError(f"{name} has values too large for int64")
     elif arr.dtype == np.int64 and arr.flags.c_contiguous:
         return arr  # native int64 already (a byte-swapped one is converted below)
     return np.ascontiguousarray(arr, dtype=np.int64)
@@ -204,9 +204,9 @@ def costs(value: Any, n: int) -> tuple[np.ndarray, int]:
         return c, 0
     negative, top, total = checks.cost_bounds(c)
     if negative:
-        raise DsgcValueError(f"costs must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
+        raise ValueError(f"costs must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
     if top > _INDEX_LIMIT // max(n, 1):
-        raise DsgcValueError("costs are too large: their total would overflow int64")
+        raise ValueError("costs are too large: their total would overflow int64")
     return c, int(total)
 
 
@@ -215,18 +215,18 @@ def ages(value: Any, n: int, policy: str) -> np.ndarray | None:
     if value is None:
         return None
     if policy != "agent":
-        raise DsgcValueError(f"ages (working-set ages) are read by policy 'agent' only, not {policy!r}")
+        raise ValueError(f"ages (working-set ages) are read by policy 'agent' only, not {policy!r}")
     a = integer_vector("ages", value, n)
     if a.size and (a.min() < 0 or a.max() > n):
         k = int(np.flatnonzero((a < 0) | (a > n))[0])
-        raise DsgcValueError(f"ages[{k}] must be an integer in [0, {n}] (0: no working-set support), got {int(a[k])}")
+        raise ValueError(f"ages[{k}] must be an integer in [0, {n}] (0: no working-set support), got {int(a[k])}")
     return a
 
 
 def block_count(value: Any, name: str = "n") -> int:
     """A number of blocks (or referents): a non-negative integer below the index limit."""
     if not is_integer_scalar(value) or not 0 <= int(value) <= _INDEX_LIMIT:
-        raise DsgcValueError(f"{name} must be a non-negative integer count, got {value!r}")
+        raise ValueError(f"{name} must be a non-negative integer count, got {value!r}")
     return int(value)
 
 
@@ -238,11 +238,11 @@ def edges(value: Any, n: int) -> np.ndarray:
     if arr.size == 0:
         return np.empty((0, 2), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[1] != 2:
-        raise DsgcValueError(f"edges must be (E, 2) (dependent, prerequisite) pairs, got shape {arr.shape}")
+        raise ValueError(f"edges must be (E, 2) (dependent, prerequisite) pairs, got shape {arr.shape}")
     flat = integer_vector("edges", arr.reshape(-1))
     if flat.min() < 0 or flat.max() >= n:
         bad = int(np.flatnonzero((flat < 0) | (flat >= n))[0]) // 2
-        raise DsgcValueError(f"edges[{bad}] = {arr[bad].tolist()} is out of range for {n} blocks")
+        raise ValueError(f"edges[{bad}] = {arr[bad].tolist()} is out of range for {n} blocks")
     return flat.reshape(-1, 2)
 
 
@@ -252,7 +252,7 @@ def order(value: Any, n: int) -> np.ndarray:
         return np.arange(n, dtype=np.int64)
     o = integer_vector("order", value, n)
     if n and (o.min() < 0 or o.max() >= n or np.bincount(o, minlength=n).max() != 1):
-        raise DsgcValueError(f"order must be a permutation of range({n})")
+        raise ValueError(f"order must be a permutation of range({n})")
     return o
 
 
@@ -263,7 +263,7 @@ def indices(name: str, value: Any, n: int) -> np.ndarray:
     single = np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0)
     arr = integer_vector(name, [value] if single else value)
     if arr.size and (arr.min() < 0 or arr.max() >= n):
-        raise DsgcValueError(f"{name} has an index out of range for {n} blocks")
+        raise ValueError(f"{name} has an index out of range for {n} blocks")
     return arr
 
 
@@ -273,9 +273,9 @@ def csr(name: str, indptr: Any, indices: Any, n_rows: int, n_cols: int) -> tuple
     ptr = integer_vector(f"{name} indptr", indptr, n_rows + 1).copy()
     idx = integer_vector(f"{name} indices", indices).copy()
     if ptr[0] != 0 or ptr[-1] != idx.shape[0] or (n_rows and (np.diff(ptr) < 0).any()):
-        raise DsgcValueError(f"{name} indptr must start at 0, never decrease and end at len(indices)")
+        raise ValueError(f"{name} indptr must start at 0, never decrease and end at len(indices)")
     if idx.size and (idx.min() < 0 or idx.max() >= n_cols):
-        raise DsgcValueError(f"{name} indices must be in [0, {n_cols})")
+        raise ValueError(f"{name} indices must be in [0, {n_cols})")
     ptr.flags.writeable = False
     idx.flags.writeable = False
     return ptr, idx

@@ -37,7 +37,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from dsgc_ref.contract import DsgcValueError, Params, ReferentEvictionError
+from dsgc_ref.contract import Params, ReferentEvictionError
 
 from ._terminal import printable
 from .compaction import OVER_BUDGET
@@ -134,7 +134,7 @@ def _params(args: argparse.Namespace) -> Params:
     try:
         return Params(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Params)})
     except TypeError as exc:
-        raise DsgcValueError(str(exc)) from None
+        raise ValueError(str(exc)) from None
 
 
 def _run(args: argparse.Namespace) -> tuple[MemoryStore, CompactionReport]:
@@ -175,12 +175,12 @@ def _check_output(path: str | None) -> None:
     if path is None:
         return
     if os.path.isdir(path):
-        raise DsgcValueError(f"--write-messages {path!r} is a directory")
+        raise ValueError(f"--write-messages {path!r} is a directory")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
-        raise DsgcValueError(f"--write-messages {path!r}: directory {parent!r} does not exist")
+        raise ValueError(f"--write-messages {path!r}: directory {parent!r} does not exist")
     if not os.access(path if os.path.exists(path) else parent, os.W_OK):
-        raise DsgcValueError(f"--write-messages {path!r} is not writable")
+        raise ValueError(f"--write-messages {path!r} is not writable")
 
 
 def _explain_output(report: CompactionReport, ids: Sequence[str] | None, fmt: str) -> str:

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import BindingTable, DsgcValueError, Params, Reason, ReferentEvictionError
+from dsgc_ref.contract import BindingTable, Params, Reason, ReferentEvictionError
 
 from .archive import Block
 from .engine import retain_built
@@ -62,7 +62,7 @@ log = logging.getLogger(__name__.replace("dsgc_fast", "dsgc", 1))
 
 def check_over_budget(on_over_budget: Any) -> str:
     if on_over_budget not in OVER_BUDGET:
-        raise DsgcValueError(f"on_over_budget must be one of {list(OVER_BUDGET)}, got {on_over_budget!r}")
+        raise ValueError(f"on_over_budget must be one of {list(OVER_BUDGET)}, got {on_over_budget!r}")
     return on_over_budget
 
 

@@ -10,8 +10,6 @@ from typing import Any
 import numba
 import numpy as np
 
-from dsgc_ref.contract import DsgcValueError
-
 from . import _config, _validate
 from ._config import PARALLEL_MIN_N
 from .kernels.checks import same_words, same_words_par
@@ -52,7 +50,7 @@ class DependencyGraph:
         first = np.zeros(indices.shape[0], dtype=np.bool_)
         first[indptr[:-1][np.diff(indptr) > 0]] = True
         if (indices == rows).any() or not ((np.diff(indices) > 0) | first[1:]).all():
-            raise DsgcValueError(
+            raise ValueError(
                 "a DependencyGraph's rows must list distinct dependents in ascending order, without "
                 "self-loops; build it with DependencyGraph.from_edges(n, edges)"
             )
@@ -202,6 +200,6 @@ def as_graph(edges: Any, n: int) -> DependencyGraph:
     """
     if isinstance(edges, DependencyGraph):
         if edges.n != n:
-            raise DsgcValueError(f"edges is a DependencyGraph over {edges.n} blocks, but there are {n} blocks")
+            raise ValueError(f"edges is a DependencyGraph over {edges.n} blocks, but there are {n} blocks")
         return edges
     return _LAST_EDGES.graph(n, edges)

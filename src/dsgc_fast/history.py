@@ -30,7 +30,7 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from dsgc_ref.contract import DsgcTypeError, DsgcValueError, ParamOverrides, Params, check_budget, is_integer_scalar
+from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_scalar
 
 from ._growable import Growable as _Growable
 from ._induced import InducedEdges
@@ -118,7 +118,7 @@ class SelectCache:
         self, encoder: Any = None, *, max_texts: int = DEFAULT_MAX_TEXTS, max_histories: int = DEFAULT_MAX_HISTORIES
     ) -> None:
         if not isinstance(max_histories, int) or isinstance(max_histories, bool) or max_histories < 1:
-            raise DsgcValueError(f"max_histories must be a positive int, got {max_histories!r}")
+            raise ValueError(f"max_histories must be a positive int, got {max_histories!r}")
         self.encoder = encoder if encoder is not None else LexicalEncoder()
         self.rows = CachedEncoder(self.encoder, max_texts=max_texts)
         self.max_histories = max_histories
@@ -261,7 +261,7 @@ def select(
         counter, history, state, roots = cache.prepared(messages, tokenizer, live)
         if query is None:
             if state.query is None:
-                raise DsgcValueError("query is required: the messages have no user message to use as the query")
+                raise ValueError("query is required: the messages have no user message to use as the query")
             query = state.query
         embs = history.embeddings(cache.rows)
         dimension = embs.shape[1] if state.n else None
@@ -302,15 +302,15 @@ def _cache(encoder: Any, cache: SelectCache | None) -> SelectCache:
     if cache is None:
         return default_cache(encoder)
     if not isinstance(cache, SelectCache):
-        raise DsgcTypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
+        raise TypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
     if encoder is not None and encoder is not cache.encoder:
-        raise DsgcValueError("encoder is not the cache's encoder: pass one of them, or a SelectCache(encoder)")
+        raise ValueError("encoder is not the cache's encoder: pass one of them, or a SelectCache(encoder)")
     return cache
 
 
 def _records(messages: Any) -> list[Any]:
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
-        raise DsgcTypeError(f"messages must be a sequence of chat messages (dicts), got {type(messages).__name__}")
+        raise TypeError(f"messages must be a sequence of chat messages (dicts), got {type(messages).__name__}")
     return list(messages)
 
 
@@ -477,11 +477,11 @@ class _History:
     def roots(self, live: Sequence[int]) -> np.ndarray:
         """The live roots with the messages at positions ``live`` added (``messages.live_roots``)."""
         if isinstance(live, (str, bytes)) or not isinstance(live, Sequence):
-            raise DsgcTypeError(f"live must be a sequence of message positions, got {type(live).__name__}")
+            raise TypeError(f"live must be a sequence of message positions, got {type(live).__name__}")
         n = len(self.blocks)
         for k in live:
             if not is_integer_scalar(k) or not 0 <= int(k) < n:
-                raise DsgcValueError(f"live must hold message positions in [0, {n}), got {k!r}")
+                raise ValueError(f"live must hold message positions in [0, {n}), got {k!r}")
         if not live:
             return self.state().roots
         return self._root_slots(self.units.live_roots([self.ids[int(k)] for k in live]))

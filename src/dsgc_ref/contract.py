@@ -191,31 +191,31 @@ def is_integer_scalar(value: Any) -> bool:
 
 def _real(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise DsgcTypeError(f"{name} must be a real number, got {type(value).__name__}")
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     f = float(value)
     if not math.isfinite(f):
-        raise DsgcValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {value!r}")
     return f
 
 
 def _integer(name: str, value: Any, low: int, high: int) -> int:
     if not is_integer_scalar(value):
-        raise DsgcTypeError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        raise TypeError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
     v = int(value)
     if not low <= v <= high:
-        raise DsgcValueError(f"{name} must be in [{low}, {high}], got {v}")
+        raise ValueError(f"{name} must be in [{low}, {high}], got {v}")
     return v
 
 
 def check_budget(budget: Any) -> int:
     """The budget as an int: a non-negative integer token count at most ``INT64_MAX``."""
     if not is_integer_scalar(budget):
-        raise DsgcTypeError(f"budget must be a non-negative integer token count, got {budget!r}")
+        raise TypeError(f"budget must be a non-negative integer token count, got {budget!r}")
     b = int(budget)
     if b < 0:
-        raise DsgcValueError(f"budget must be >= 0, got {b}")
+        raise ValueError(f"budget must be >= 0, got {b}")
     if b > INT64_MAX:
-        raise DsgcValueError(f"budget must be at most 2**63 - 1, got {b}")
+        raise ValueError(f"budget must be at most 2**63 - 1, got {b}")
     return b
 
 
@@ -230,25 +230,25 @@ def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hasha
     else:
         uses = list(uses)
         if len(uses) != n:
-            raise DsgcValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
+            raise ValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
         use_lists = []
         for i, u in enumerate(uses):
             if u is None:
                 use_lists.append([])
                 continue
             if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
-                raise DsgcTypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
+                raise TypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
             items = list(u)
             for x in items:
                 if not isinstance(x, Hashable):
-                    raise DsgcTypeError(f"uses[{i}] holds an unhashable referent {x!r}")
+                    raise TypeError(f"uses[{i}] holds an unhashable referent {x!r}")
             use_lists.append(items)
     if binds is None:
         bind_maps: list[dict[Hashable, Any]] = [{} for _ in range(n)]
     else:
         binds = list(binds)
         if len(binds) != n:
-            raise DsgcValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
+            raise ValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
         bind_maps = []
         for i, b in enumerate(binds):
             if b is None:
@@ -256,20 +256,20 @@ def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hasha
             elif isinstance(b, Mapping):
                 bind_maps.append(dict(b))
             else:
-                raise DsgcTypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
+                raise TypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
     return use_lists, bind_maps
 
 
 def referent_block_count(uses: Any, binds: Any) -> int:
     """The store size implied by the list form (``uses`` or ``binds``; not both None)."""
     if uses is None and binds is None:
-        raise DsgcValueError("uses and binds cannot both be None: one of them gives the number of blocks")
+        raise ValueError("uses and binds cannot both be None: one of them gives the number of blocks")
     return len(uses) if uses is not None else len(binds)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise DsgcValueError(f"{name} must be one of {allowed}, got {value!r}")
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     return value
 
 
@@ -340,17 +340,17 @@ class Params:
             "working_weight": _real("working_weight", self.working_weight),
         }
         if checked["lambda_pi"] < 0:
-            raise DsgcValueError(f"lambda_pi must be >= 0, got {checked['lambda_pi']}")
+            raise ValueError(f"lambda_pi must be >= 0, got {checked['lambda_pi']}")
         if checked["tau"] <= 0:
-            raise DsgcValueError(f"tau must be > 0, got {checked['tau']}")
+            raise ValueError(f"tau must be > 0, got {checked['tau']}")
         if not 0 <= checked["decay"] <= 1:
-            raise DsgcValueError(f"decay must be in [0, 1] (damping per extra hop), got {checked['decay']}")
+            raise ValueError(f"decay must be in [0, 1] (damping per extra hop), got {checked['decay']}")
         if checked["density_exponent"] < 0:
-            raise DsgcValueError(f"density_exponent must be >= 0, got {checked['density_exponent']}")
+            raise ValueError(f"density_exponent must be >= 0, got {checked['density_exponent']}")
         if not 0 < checked["recency_decay"] <= 1:
-            raise DsgcValueError(f"recency_decay must be in (0, 1], got {checked['recency_decay']}")
+            raise ValueError(f"recency_decay must be in (0, 1], got {checked['recency_decay']}")
         if checked["working_weight"] < 0:
-            raise DsgcValueError(f"working_weight must be >= 0, got {checked['working_weight']}")
+            raise ValueError(f"working_weight must be >= 0, got {checked['working_weight']}")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
@@ -366,7 +366,7 @@ class Params:
         elif isinstance(params, Params):
             base = params
         else:
-            raise DsgcTypeError(f"params must be a dsgc Params, got {type(params).__name__}")
+            raise TypeError(f"params must be a dsgc Params, got {type(params).__name__}")
         if not overrides:
             return base
         # An agent loop passes the same knobs on every call: remember each validated result,
@@ -379,7 +379,7 @@ class Params:
         if made is None:
             unknown = sorted(set(overrides) - set(PARAM_NAMES))
             if unknown:
-                raise DsgcTypeError(f"unknown parameter(s) {unknown}; the parameters are {list(PARAM_NAMES)}")
+                raise TypeError(f"unknown parameter(s) {unknown}; the parameters are {list(PARAM_NAMES)}")
             made = dataclasses.replace(base, **overrides)
             if cacheable:
                 if len(_MADE) >= _MADE_LIMIT:

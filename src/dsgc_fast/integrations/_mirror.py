@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar
+from dsgc_ref.contract import is_integer_scalar
 
 from ..archive import copied_json
 from ..compaction import BINDING_TABLE_KIND
@@ -82,7 +82,7 @@ class Mirror:
         """Bring the store in step with ``keyed`` (see the module docstring)."""
         keys = [key for key, _ in keyed]
         if len(set(keys)) != len(keys):
-            raise DsgcValueError("the messages hold a repeated message id")
+            raise ValueError("the messages hold a repeated message id")
         current = dict(keyed)
         stale = [k for k in self._block_of if k not in current or current[k] != self._message_of[k]]
         if stale:
@@ -153,9 +153,9 @@ class ThreadMirrors:
         max_threads: int = DEFAULT_MAX_THREADS,
     ) -> None:
         if store_factory is not None and not callable(store_factory):
-            raise DsgcTypeError("store_factory must be a callable (thread_id, counter) -> MemoryStore")
+            raise TypeError("store_factory must be a callable (thread_id, counter) -> MemoryStore")
         if not is_integer_scalar(max_threads) or int(max_threads) < 1:
-            raise DsgcValueError(f"max_threads must be a positive integer, got {max_threads!r}")
+            raise ValueError(f"max_threads must be a positive integer, got {max_threads!r}")
         self.counter = token_counter(tokenizer)  # a bad tokenizer fails here, not at the first model call
         self._factory = store_factory or (lambda _thread, counter: MemoryStore(tokenizer=counter))
         self._max = int(max_threads)
@@ -176,10 +176,10 @@ class ThreadMirrors:
     def _open(self, thread_id: str) -> MemoryStore:
         store = self._factory(thread_id, self.counter)
         if not isinstance(store, MemoryStore):
-            raise DsgcTypeError(f"store_factory must return a MemoryStore, got {type(store).__name__}")
+            raise TypeError(f"store_factory must return a MemoryStore, got {type(store).__name__}")
         if store.tokenizer.name != self.counter.name:
             store.close()
-            raise DsgcValueError(
+            raise ValueError(
                 f"store_factory's store counts {store.tokenizer.name!r} tokens, the budget {self.counter.name!r} "
                 "tokens: open it with MemoryStore(tokenizer=counter)"
             )

@@ -37,7 +37,7 @@ from langchain_core.messages import BaseMessage, SystemMessage, convert_to_opena
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
-from dsgc_ref.contract import DsgcTypeError, check_budget
+from dsgc_ref.contract import check_budget
 
 from ..compaction import check_over_budget
 from ..explain import CompactionReport
@@ -115,7 +115,7 @@ class ThreadMemory:
         Empty only if ``messages`` is.
         """
         if not isinstance(thread_id, str):
-            raise DsgcTypeError(f"thread_id must be a str, got {type(thread_id).__name__}")
+            raise TypeError(f"thread_id must be a str, got {type(thread_id).__name__}")
         messages = list(messages)
         keys = message_keys(messages)
         mirror = self._threads.get(thread_id)
@@ -219,7 +219,7 @@ def message_checked(messages: Sequence[Any]) -> Sequence[BaseMessage]:
     """``messages`` if every one is a LangChain ``BaseMessage``; ``TypeError`` otherwise."""
     for message in messages:
         if not isinstance(message, BaseMessage):
-            raise DsgcTypeError(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
+            raise TypeError(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
     return messages
 
 

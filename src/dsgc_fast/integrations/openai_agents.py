@@ -38,7 +38,7 @@ from typing import Any
 from agents.models.chatcmpl_converter import Converter
 from agents.run_config import CallModelData, ModelInputData
 
-from dsgc_ref.contract import DsgcTypeError, DsgcValueError, check_budget
+from dsgc_ref.contract import check_budget
 
 from ..compaction import BINDING_TABLE_KIND, check_over_budget
 from ..messages import ANNOTATION_KEY, add_messages
@@ -65,13 +65,13 @@ class ItemGroup:
 def item_groups(items: Sequence[Any]) -> list[ItemGroup]:
     """Group Responses items into chat messages (see the module docstring)."""
     if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
-        raise DsgcTypeError(f"items must be a list of Responses input items, got {type(items).__name__}")
+        raise TypeError(f"items must be a list of Responses input items, got {type(items).__name__}")
     groups: list[list[int]] = []
     pending: list[int] = []
     open_assistant = has_calls = False
     for k, item in enumerate(items):
         if not isinstance(item, Mapping):
-            raise DsgcTypeError(f"items[{k}] must be a dict (a Responses input item), got {type(item).__name__}")
+            raise TypeError(f"items[{k}] must be a dict (a Responses input item), got {type(item).__name__}")
         if Converter.maybe_reasoning_message(item):
             pending.append(k)
             continue
@@ -88,7 +88,7 @@ def item_groups(items: Sequence[Any]) -> list[ItemGroup]:
     for group in groups:
         messages = Converter.items_to_messages([items[k] for k in group])
         if len(messages) != 1:
-            raise DsgcValueError(f"items {group} convert to {len(messages)} chat messages, expected one")
+            raise ValueError(f"items {group} convert to {len(messages)} chat messages, expected one")
         out.append(ItemGroup(tuple(group), dict(messages[0])))
     if pending:
         out.append(ItemGroup(tuple(pending), None))
@@ -147,7 +147,7 @@ class InputFilter:
         **options: Any,
     ) -> None:
         if annotate is not None and not callable(annotate):
-            raise DsgcTypeError("annotate must be a callable item -> annotation mapping (or None)")
+            raise TypeError("annotate must be a callable item -> annotation mapping (or None)")
         self.budget = check_budget(budget)
         self.tokenizer = tokenizer
         token_counter(tokenizer)  # a bad tokenizer fails here, not at the first model call
@@ -184,7 +184,7 @@ class InputFilter:
 def _cut_item(item: Mapping[str, Any], content: Any) -> dict[str, Any]:
     """A copy of a ``function_call_output`` item with the output ``select`` cut."""
     if item.get("type") != "function_call_output":
-        raise DsgcValueError(f"select cut a message that is not a tool result: {item.get('type')!r}")
+        raise ValueError(f"select cut a message that is not a tool result: {item.get('type')!r}")
     return {**item, "output": content}
 
 
@@ -197,7 +197,7 @@ def add_items(store: MemoryStore, items: Sequence[Any], *, annotate: Annotate | 
     """
     groups = item_groups(items)
     if groups and groups[-1].message is None:
-        raise DsgcValueError("the items end with reasoning items: add them with the item they belong to")
+        raise ValueError("the items end with reasoning items: add them with the item they belong to")
     records = []
     for group in groups:
         message = _annotated(group, items, annotate)
@@ -220,7 +220,7 @@ def to_items(store: MemoryStore) -> list[Any]:
         if ITEMS_META in block.meta:
             out.extend(block.meta[ITEMS_META])
         elif "message" in block.meta:
-            raise DsgcValueError(
+            raise ValueError(
                 f"block {block.id!r} holds a chat message, not Responses items: add sessions with add_items"
             )
         elif block.meta.get("kind") == BINDING_TABLE_KIND:
