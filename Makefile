@@ -5,18 +5,19 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 OUT    ?= results
 
-.PHONY: install lint test test-fast reproduce fuzz bench docs clean
+.PHONY: install lint test test-fast reproduce fuzz bench docs dist check-ranges clean
 
 install: $(STAMP)
 
-# One virtual environment with every extra; torch is pinned (CPU build) by the `sentence` extra.
+# One virtual environment with every extra, at the exact versions of constraints.txt (pyproject.toml
+# declares the supported ranges); torch is pinned (CPU build) by the `sentence` extra.
 # bfcl-eval is installed without its dependencies: the replay reads its data files and runs its
 # simulated APIs, which need only the standard library and mpmath (the benchmark's real sessions).
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e ".[dev,bench,sentence,tokens,langchain,postgres,openai-agents]"
-	$(PY) -m pip install --no-deps "bfcl-eval==2026.3.23"  # BFCL's data and simulated APIs only (stdlib + mpmath)
+	$(PY) -m pip install --upgrade -c constraints.txt pip
+	$(PY) -m pip install -c constraints.txt -e ".[dev,bench,sentence,tokens,langchain,postgres,openai-agents]"
+	$(PY) -m pip install -c constraints.txt --no-deps bfcl-eval  # BFCL's data and simulated APIs only (stdlib + mpmath)
 	touch $(STAMP)
 
 # ruff (lint and format check) and mypy, configured in pyproject.toml; `make test` runs it first.
@@ -55,5 +56,18 @@ bench: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
+# The sdist and the wheel under dist/ (built in an isolated environment), checked by twine.
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
+# The built wheel with each framework extra, in fresh virtual environments next to the lowest and
+# the newest versions its ranges allow, each running that extra's integration tests (minutes;
+# needs PyPI or a pip cache). EXTRAS=langchain narrows it; the environments live under build/.
+EXTRAS ?= langchain openai-agents
+check-ranges: dist
+	$(PY) tools/check_ranges.py --wheel dist/*.whl --extras $(EXTRAS)
+
 clean:
-	rm -rf $(VENV) .asv .pytest_cache .hypothesis .numba-cache
+	rm -rf $(VENV) .asv .pytest_cache .hypothesis .numba-cache build dist

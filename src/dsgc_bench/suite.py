@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from dsgc_fast import DsgcRuntimeError
 from dsgc_fast.encoders import ENCODER_NAMES
 
 from .runner import IMPLS, Encodings
@@ -35,7 +36,7 @@ from .runner import IMPLS, Encodings
 DEFAULT_SEEDS: tuple[int, ...] = tuple(range(15))
 
 
-class Unavailable(RuntimeError):
+class Unavailable(DsgcRuntimeError):
     """A suite cannot run here: its data or an optional dependency is missing (the message says
     which and how to install it)."""
 

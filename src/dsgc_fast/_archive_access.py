@@ -30,6 +30,8 @@ import time
 import urllib.parse
 import urllib.request
 
+from dsgc_ref.contract import DsgcRuntimeError
+
 #: seconds to wait for a database that another connection holds locked
 LOCK_TIMEOUT = 5.0
 
@@ -46,7 +48,7 @@ _CODE_OF_MESSAGE = {
 }
 
 
-class ArchiveLockedError(RuntimeError):
+class ArchiveLockedError(DsgcRuntimeError):
     """The archive is in use: another ``MemoryStore`` writes it, or a connection holds it locked."""
 
 

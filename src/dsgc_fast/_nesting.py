@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dsgc_ref.contract import DsgcValueError
+
 #: deepest nesting of objects and arrays accepted in a message, a block's meta or a stored row
 MAX_NESTING = 100
 
@@ -30,7 +32,7 @@ def check_nesting(name: str, value: Any) -> None:
     raise ValueError(f"{name} is nested more than {MAX_NESTING} levels deep")
 
 
-class NotCanonical(ValueError):
+class NotCanonical(DsgcValueError):
     """Raised by ``canonical_copy`` for a value that a JSON round trip would change or refuse."""
 
 

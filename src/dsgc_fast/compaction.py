@@ -52,11 +52,18 @@ The budget the roots need (``required_budget``) is the smaller of what the pinne
 (the roots and their referent closure) and what the roots plus the binding table of the pinned
 non-roots cost: the two ways ``retain`` can keep every live binding.  A binding table costs
 what its text costs as a system message (``table_cost``), since that is how it reaches the model.
+
+Logging (logger ``dsgc.compaction``): each ``decide`` writes one DEBUG record (the budget, the
+tokens used, the blocks kept, evicted, pinned and cut, and the path taken: ``Outcome.path``, or
+``"raise"``) and, when the roots did not fit and ``on_over_budget`` answered anyway, a WARNING
+saying what it gave up.  Under ``"raise"`` the error is the signal: no WARNING.  Each record
+carries the figures as a dict in its ``dsgc`` attribute.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +92,9 @@ OVER_BUDGET: tuple[str, ...] = ("raise", "roots_only", "truncate")
 
 #: ``(message, text)`` of each tool result among the given root indices
 ToolResults = Callable[[np.ndarray], Mapping[int, tuple[Mapping[str, Any], str]]]
+
+#: the package's loggers are named ``dsgc.<module>`` (``dsgc_fast.compaction`` -> ``dsgc.compaction``)
+log = logging.getLogger(__name__.replace("dsgc_fast", "dsgc", 1))
 
 
 def check_over_budget(on_over_budget: Any) -> str:
@@ -123,6 +133,13 @@ class Outcome:
     truncated: dict[int, Truncation] = field(default_factory=dict)
     over_budget: bool = False
     digested: dict[int, BlockDigest] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        """How the budget was met: ``"fits"``, ``"truncate"``, ``"roots_only"`` or ``"truncate+roots_only"``."""
+        if self.over_budget:
+            return "truncate+roots_only" if self.truncated else "roots_only"
+        return "truncate" if self.truncated else "fits"
 
 
 def table_block(
@@ -199,17 +216,21 @@ def decide(
         "mode": mode,
         "ages": ages,
     }
+    outcome: Outcome | None = None
     try:
-        decided = Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs)
-    except ReferentEvictionError:
+        outcome = Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs)
+    except ReferentEvictionError as exc:
         if on_over_budget == "raise":
+            log.debug(
+                "raise: budget %d cannot hold the live roots and the bindings they need", budget,
+                extra={"dsgc": {"budget": budget, "blocks": len(costs), "pinned": len(exc.pinned), "path": "raise"}},
+            )  # fmt: skip
             raise
     else:
-        if digests is None or params.policy != "agent" or decided.result.binding_table is not None:
-            return decided
-        return with_digests(decided, digests, index, params)
+        if digests is not None and params.policy == "agent" and outcome.result.binding_table is None:
+            outcome = with_digests(outcome, digests, index, params)
     truncated: dict[int, Truncation] = {}
-    if on_over_budget == "truncate":
+    if outcome is None and on_over_budget == "truncate":
         found = tool_results(roots) if tool_results is not None else {}
         excess = required_budget(index, costs, roots, cost_fn) - budget
         truncated = cut_tool_results(found, costs, excess, counter)
@@ -217,9 +238,37 @@ def decide(
         for i, cut in truncated.items():
             costs[i] = cut.cost
         if required_budget(index, costs, roots, cost_fn) <= budget:
-            return Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs, truncated)
-    scored = retain_built(query_emb, embs, costs, 0, **common)
-    return Outcome(roots_only(scored, roots, costs, budget), costs, truncated, over_budget=True)
+            outcome = Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs, truncated)
+    if outcome is None:
+        scored = retain_built(query_emb, embs, costs, 0, **common)
+        outcome = Outcome(roots_only(scored, roots, costs, budget), costs, truncated, over_budget=True)
+    _log_outcome(outcome, budget)
+    return outcome
+
+
+def _log_outcome(outcome: Outcome, budget: int) -> None:
+    """The DEBUG record of a decision, and the WARNING of an over-budget path (module docstring)."""
+    result = outcome.result
+    kept = len(result.retained)
+    figures = {
+        "budget": budget, "used": int(result.used), "blocks": len(outcome.costs), "kept": kept,
+        "evicted": len(outcome.costs) - kept, "pinned": len(result.pinned), "truncated": len(outcome.truncated),
+        "binding_table": result.binding_table is not None, "path": outcome.path, "digested": len(outcome.digested),
+    }  # fmt: skip
+    log.debug(
+        "%(path)s: used %(used)d of budget %(budget)d; kept %(kept)d (%(digested)d as digests), evicted %(evicted)d "
+        "of %(blocks)d blocks (%(pinned)d pinned, %(truncated)d tool results cut)", figures, extra={"dsgc": figures},
+    )  # fmt: skip
+    if outcome.path == "fits":
+        return
+    if outcome.over_budget:
+        gave_up = "kept the live roots alone (their pinned prerequisites and the binding table left out)"
+    else:
+        gave_up = f"cut {len(outcome.truncated)} tool result(s) among the live roots to fit"
+    log.warning(
+        "budget %d cannot hold the live roots and the bindings they need: %s; used %d", budget, gave_up,
+        int(result.used), extra={"dsgc": figures},
+    )  # fmt: skip
 
 
 def roots_only(scored: Retention, roots: np.ndarray, costs: np.ndarray, budget: int) -> Retention:

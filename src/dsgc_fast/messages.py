@@ -48,6 +48,8 @@ from typing import IO, Any
 
 import numpy as np
 
+from dsgc_ref.contract import DsgcValueError
+
 from . import _validate
 from ._chat_facts import CALL_PREFIX, RESULT_PREFIX
 from ._nesting import NotCanonical, canonical_copy, check_nesting
@@ -83,7 +85,7 @@ def result_referent(call_id: str) -> str:
     return _RESULT + call_id
 
 
-class SessionError(ValueError):
+class SessionError(DsgcValueError):
     """An invalid message or block record; ``where`` names its line (or message index)."""
 
     def __init__(self, message: str, where: str | None = None) -> None:

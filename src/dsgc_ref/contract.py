@@ -120,7 +120,33 @@ def whitespace_cost(text: str) -> int:
     return max(len(text.split()), 1)
 
 
-class ReferentEvictionError(RuntimeError):
+# -- errors ----------------------------------------------------------------------------------
+class DsgcError(Exception):
+    """The base of every error dsgc raises: ``except dsgc_fast.DsgcError`` catches each refusal.
+
+    Every error also keeps the builtin parent it had before this base existed, so existing
+    ``except ValueError`` / ``TypeError`` / ``RuntimeError`` clauses still catch it: a refused
+    value is a ``DsgcValueError``, an argument of a refused type a ``DsgcTypeError``, a call the
+    object's state refuses (a closed archive, a store without embeddings) a
+    ``DsgcRuntimeError``; the named errors (``ReferentEvictionError``,
+    ``dsgc_fast.messages.SessionError``, ``dsgc_fast.ArchiveLockedError``) derive from one of
+    these parents and from ``DsgcError``.
+    """
+
+
+class DsgcValueError(DsgcError, ValueError):
+    """A value dsgc refuses: out of range, malformed, or inconsistent with the other arguments."""
+
+
+class DsgcTypeError(DsgcError, TypeError):
+    """An argument of a type dsgc does not take."""
+
+
+class DsgcRuntimeError(DsgcError, RuntimeError):
+    """A call the object's current state refuses (the message says what to do instead)."""
+
+
+class ReferentEvictionError(DsgcRuntimeError):
     """Raised when even the live roots plus the binding table exceed the budget.
 
     Evicting a pinned block would orphan a referent that a live block still uses, so the
