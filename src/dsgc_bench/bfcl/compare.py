@@ -45,23 +45,29 @@ def share_key(share: float) -> str:
 def run_units(points: Sequence[Point], encoders: Mapping[str, Any], shares: Sequence[float]) -> dict[str, Any]:
     """Every policy in every unit at every share (module docstring): points' rows and cells."""
     caches = {name: SelectCache(encoder) for name, encoder in encoders.items()}
+    runs = [
+        (policy, encoder, rule, Context(unit, caches[encoder if reads_encoder else next(iter(caches))]))
+        for unit in UNITS
+        for policy, (_, rule, reads_encoder) in POLICIES.items()
+        for encoder in (caches if reads_encoder else (ANY,))
+    ]
     rows = [{"session": p.session, "split": p.split, "turn": p.turn, "needed": len(p.needed)} for p in points]
-    cells = []
+    cols = {(c.unit, policy, enc, share): {k: [] for k in COLUMNS} for policy, enc, _, c in runs for share in shares}
     for unit in UNITS:
-        costed = [in_unit(p, unit) for p in points]
-        for row, p in zip(rows, costed):
-            row.setdefault("budgets", {})[unit] = [p.budget(s) for s in shares]
-        for policy, (_, rule, reads_encoder) in POLICIES.items():
-            for encoder in caches if reads_encoder else (ANY,):
-                context = Context(unit, caches[encoder if reads_encoder else next(iter(caches))])
-                for k, share in enumerate(shares):
-                    cols: dict[str, list[int]] = {c: [] for c in COLUMNS}
-                    for p, row in zip(costed, rows):
-                        budget = row["budgets"][unit][k]
-                        got = score_sent(p, rule(p, budget, context), budget, context.counter)
-                        for c in COLUMNS:
-                            cols[c].append(int(getattr(got, c)))
-                    cells.append({"unit": unit, "encoder": encoder, "share": share, "policy": policy, **cols})
+        # point by point, so that every select call on a point reuses its parsed history
+        for p, row in zip((in_unit(p, unit) for p in points), rows):
+            row.setdefault("budgets", {})[unit] = budgets = [p.budget(s) for s in shares]
+            for policy, encoder, rule, context in runs:
+                if context.unit != unit:
+                    continue
+                for share, budget in zip(shares, budgets):
+                    got = score_sent(p, rule(p, budget, context), budget, context.counter)
+                    for name, col in cols[(unit, policy, encoder, share)].items():
+                        col.append(int(getattr(got, name)))
+    cells = [
+        {"unit": unit, "encoder": encoder, "share": share, "policy": policy, **c}
+        for (unit, policy, encoder, share), c in cols.items()
+    ]
     return {"shares": list(shares), "units": list(UNITS), "policies": list(POLICIES), "points": rows, "cells": cells}
 
 
