@@ -112,7 +112,8 @@ def blanked(point: Point, positions: Sequence[int], placeholder: str) -> dict[in
 def drop_oldest(point: Point, replaced: Mapping[int, dict[str, Any]], budget: int, counter: TokenCounter) -> Sent:
     """The history with ``replaced`` messages, units dropped oldest first until it fits (module docstring)."""
     costs = [message_cost(replaced.get(i, m), counter) for i, m in enumerate(point.messages)]
-    total, dropped, roots = sum(costs), set(), set(point.roots)
+    total, roots = sum(costs), set(point.roots)
+    dropped: set[int] = set()
     for unit in point.units:
         if total <= budget:
             break
@@ -148,7 +149,7 @@ def cleared_by_langchain(point: Point, budget: int, counter: TokenCounter) -> li
             for m, lc in zip(point.messages, messages)
         )
 
-    messages = list(convert_to_messages([dict(m) for m in point.messages]))
+    messages: list[Any] = list(convert_to_messages([dict(m) for m in point.messages]))
     ClearToolUsesEdit(trigger=budget, keep=CLEAR_KEEP, placeholder=CLEARED).apply(messages, count_tokens=count)
     return [
         i

@@ -51,8 +51,12 @@ def run_units(points: Sequence[Point], encoders: Mapping[str, Any], shares: Sequ
         for policy, (_, rule, reads_encoder) in POLICIES.items()
         for encoder in (caches if reads_encoder else (ANY,))
     ]
-    rows = [{"session": p.session, "split": p.split, "turn": p.turn, "needed": len(p.needed)} for p in points]
-    cols = {(c.unit, policy, enc, share): {k: [] for k in COLUMNS} for policy, enc, _, c in runs for share in shares}
+    rows: list[dict[str, Any]] = [
+        {"session": p.session, "split": p.split, "turn": p.turn, "needed": len(p.needed)} for p in points
+    ]
+    cols: dict[tuple[str, str, str, float], dict[str, list[int]]] = {
+        (c.unit, policy, enc, share): {k: [] for k in COLUMNS} for policy, enc, _, c in runs for share in shares
+    }
     for unit in UNITS:
         # point by point, so that every select call on a point reuses its parsed history
         for p, row in zip((in_unit(p, unit) for p in points), rows):

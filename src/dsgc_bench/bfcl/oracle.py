@@ -84,7 +84,8 @@ def _exact(units: list[Item], room: int) -> list[int]:
 
 
 def _greedy(units: list[Item], room: int) -> list[int]:
-    chosen, covered, left = [], 0, room
+    chosen: list[int] = []
+    covered, left = 0, room
     while True:
         options = [
             (bin(mask & ~covered).count("1") / max(cost, 1), -u, u)
