@@ -19,6 +19,7 @@ from dsgc_bench.bfcl.anchors import (
     cleared_by_langchain,
     cleared_by_rule,
     drop_oldest,
+    from_selection,
     observation_masking,
     oracle_digest,
     oracle_units,
@@ -231,3 +232,22 @@ def test_held_out_splits_are_refused_unless_asked_for_by_name():
         assert check_split(split, held_out=True) == split
     with pytest.raises(ValueError, match="development splits"):
         check_split("anything", held_out=True)
+
+
+def test_a_binding_table_is_an_added_message_and_counts_for_the_values_it_holds():
+    messages = [
+        {"role": "system", "content": "be careful"},
+        {"role": "user", "content": "account A-17 is mine " + "filler " * 80, "dsgc": {"binds": {"acct": "A-17"}}},
+        {"role": "assistant", "content": "noted"},
+        {"role": "user", "content": "close that account", "dsgc": {"uses": ["acct"]}},
+    ]
+    point = in_unit(make_point("s", "synthetic", 1, messages, [0, 0, 0, 1], ["user"] * 4, [("text", "a-17")]), "tokens")
+    counter = counter_of("tokens")
+    budget = point.budget(0.0) + 16  # the table fits beside the roots, its source does not
+    got = select(messages, budget, cache=SelectCache(), on_over_budget="roots_only")
+    assert got.binding_table is not None and got.indices == [0, 3]
+    sent = from_selection(got)
+    assert sent.origins == (0, None, 3)
+    scored = score_sent(point, sent, budget, counter)
+    assert (scored.kept, scored.invalid, scored.misreported) == (1, 0, 0)
+    assert charged(sent, counter) == got.used <= budget

@@ -43,6 +43,13 @@ from .values import View, message_view, normal_view
 
 #: cost unit -> the ``tokenizer=`` option that counts it
 UNITS: dict[str, str | None] = {"whitespace": "whitespace", "tokens": None}
+#: the fields of a chat message a provider reads (annotations such as ``"dsgc"`` are not sent)
+SENT_FIELDS: tuple[str, ...] = ("role", "content", "name", "tool_calls", "tool_call_id")
+
+
+def provider_form(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of ``message`` a provider reads (``SENT_FIELDS``)."""
+    return {k: message[k] for k in SENT_FIELDS if k in message}
 
 
 def counter_of(unit: str) -> TokenCounter:
@@ -109,7 +116,7 @@ def transcript_problems(point: Point, sent: Sent) -> list[str]:
     """Why the sent messages are not a valid transcript of the point (empty when valid).
 
     Valid: the sent history messages keep their order, each at most once; every live root
-    (``Point.roots``) is sent unchanged; every tool result answers a call of the assistant
+    (``Point.roots``) is sent unchanged (``provider_form``); every tool result answers a call of the assistant
     message before it, with only tool results between; every call of a sent assistant message
     has its result sent before the next message that is not a tool result.
     """
@@ -118,7 +125,11 @@ def transcript_problems(point: Point, sent: Sent) -> list[str]:
     if origins != sorted(set(origins)):
         problems.append("history messages out of order or repeated")
     at = dict(zip(sent.origins, sent.messages))
-    problems += [f"live root {r} not sent unchanged" for r in point.roots if at.get(r) != point.messages[r]]
+    problems += [
+        f"live root {r} not sent unchanged"
+        for r in point.roots
+        if r not in at or provider_form(at[r]) != provider_form(point.messages[r])
+    ]
     pending: set[str] = set()
     for k, message in enumerate(sent.messages):
         if message.get("role") == "tool":
