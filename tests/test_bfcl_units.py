@@ -137,14 +137,20 @@ def test_clear_tool_uses_is_langchains_rule_then_drops_oldest_units():
     results = [i for i, m in enumerate(point.messages) if m["role"] == "tool"]
     total = int(point.costs.sum())
     assert cleared_by_langchain(point, total, counter) == cleared_by_rule(point, total, counter) == []
-    for budget in (total - 1, point.budget(0.5), point.budget(0.1)):
+    # one token over: the oldest result alone is cleared; far over: every result but the newest three
+    assert cleared_by_langchain(point, total - 1, counter) == cleared_by_rule(point, total - 1, counter) == results[:1]
+    for budget in (point.budget(0.5), point.budget(0.25), point.budget(0.1)):
         cleared = cleared_by_langchain(point, budget, counter)
-        assert cleared == cleared_by_rule(point, budget, counter) == results[: len(results) - CLEAR_KEEP]
-    sent = clear_tool_uses(point, point.budget(0.5), _context())
-    got = score_sent(point, sent, point.budget(0.5), counter)
-    assert got.used <= point.budget(0.5) and got.broken == 0 and got.invalid == 0
-    assert all(m["content"] == CLEARED for m, o in zip(sent.messages, sent.origins) if o in results[:-CLEAR_KEEP])
-    assert got.kept == 1  # ord5x sits in a result it keeps; ord0x was cleared
+        assert cleared == cleared_by_rule(point, budget, counter)
+        assert cleared == results[: len(cleared)] and 1 <= len(cleared) <= len(results) - CLEAR_KEEP
+    assert cleared == results[: len(results) - CLEAR_KEEP]  # at 10% nothing short of all of them fits
+    sent = clear_tool_uses(point, total - 1, _context())  # clearing the oldest result is enough
+    assert sent.origins == tuple(range(point.n))
+    assert [o for m, o in zip(sent.messages, sent.origins) if m["content"] == CLEARED] == results[:1]
+    assert score_sent(point, sent, total - 1, counter).kept == 1  # ord5x kept; ord0x was in the cleared result
+    for share in (0.1, 0.5):
+        got = score_sent(point, clear_tool_uses(point, point.budget(share), _context()), point.budget(share), counter)
+        assert got.used <= point.budget(share) and got.broken == 0 and got.invalid == 0
 
 
 def test_observation_masking_blanks_all_but_the_newest_ten_outputs_whatever_the_budget():

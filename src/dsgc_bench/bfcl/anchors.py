@@ -10,12 +10,14 @@ itself the store's per-message cost (``units.message_cost``).
 - ``store-recency``: the same with ``policy="recency"`` (whole tool units, newest first,
   first fit).
 - ``clear-tool-uses``: Anthropic's ``clear_tool_uses`` as LangChain ships it,
-  ``langchain.agents.middleware.ClearToolUsesEdit`` with its defaults (keep the newest
-  ``CLEAR_KEEP`` = 3 tool results, clear every older one, placeholder ``"[cleared]"``, tool
-  inputs kept) and ``trigger`` = the budget, counting with the store's cost; without
-  LangChain the same documented rule (``cleared_by_rule``): when the whole history costs more
-  than the budget, every tool result but the newest three is replaced by the placeholder.
-  What still does not fit is then dropped oldest unit first (``drop_oldest``).
+  ``langchain.agents.middleware.ClearToolUsesEdit`` with ``trigger`` = the budget and
+  ``clear_at_least`` = what the history costs beyond it, its other settings the defaults
+  (the newest ``CLEAR_KEEP`` = 3 tool results never cleared, placeholder ``"[cleared]"``, tool
+  inputs kept), counting with the store's cost; without LangChain the same documented rule
+  (``cleared_by_rule``): when the history costs more than the budget, tool results are
+  replaced by the placeholder oldest first, the newest three never, until the cost reclaimed
+  covers the excess.  What still does not fit is then dropped oldest unit first
+  (``drop_oldest``).
 - ``observation-masking``: every tool result but the newest ``MASK_KEEP`` = 10 replaced by
   ``MASKED`` (always, whatever the budget), then ``drop_oldest``.
 - ``oracle-units``: the best choice of whole tool units (``oracle.unit_oracle``).
@@ -131,10 +133,18 @@ def tool_positions(point: Point) -> list[int]:
 
 def cleared_by_rule(point: Point, budget: int, counter: TokenCounter) -> list[int]:
     """The tool results ``ClearToolUsesEdit`` clears (module docstring): none when the history fits."""
-    if sum(message_cost(m, counter) for m in point.messages) <= budget:
+    costs = [message_cost(m, counter) for m in point.messages]
+    excess = sum(costs) - budget
+    if excess <= 0:
         return []
     tools = tool_positions(point)
-    return tools[: max(len(tools) - CLEAR_KEEP, 0)]
+    cleared = []
+    for i in tools[: max(len(tools) - CLEAR_KEEP, 0)]:
+        cleared.append(i)
+        excess -= costs[i] - message_cost(blanked(point, [i], CLEARED)[i], counter)
+        if excess <= 0:
+            break
+    return cleared
 
 
 def cleared_by_langchain(point: Point, budget: int, counter: TokenCounter) -> list[int]:
@@ -150,7 +160,9 @@ def cleared_by_langchain(point: Point, budget: int, counter: TokenCounter) -> li
         )
 
     messages: list[Any] = list(convert_to_messages([dict(m) for m in point.messages]))
-    ClearToolUsesEdit(trigger=budget, keep=CLEAR_KEEP, placeholder=CLEARED).apply(messages, count_tokens=count)
+    excess = count(messages) - budget
+    edit = ClearToolUsesEdit(trigger=budget, clear_at_least=max(excess, 0), keep=CLEAR_KEEP, placeholder=CLEARED)
+    edit.apply(messages, count_tokens=count)
     return [
         i
         for i, lc in enumerate(messages)
@@ -189,7 +201,8 @@ POLICIES: dict[str, tuple[str, SentPolicy, bool]] = {
     "store-default": ("store default, `select`: **the agent policy**", store_default, True),
     "store-recency": ('store, `policy="recency"`: whole tool units, newest first, first fit', store_recency, False),
     "clear-tool-uses": (
-        "`clear_tool_uses` (LangChain `ClearToolUsesEdit`): clear all but the newest 3 results, then drop oldest",
+        "`clear_tool_uses` (LangChain `ClearToolUsesEdit`): clear old results oldest first (never the newest 3) "
+        "until the history fits, then drop oldest units",
         clear_tool_uses,
         False,
     ),

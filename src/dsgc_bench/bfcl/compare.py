@@ -179,8 +179,9 @@ def unit_parts(s: dict[str, Any]) -> list[str]:
         "of the history. Recall is scored on the text each policy **sends**: a needed value counts when a sent "
         "message (or an oracle's `key: value` line) holds it, so a cleared, masked, cut or digested tool result "
         "keeps only the values its sent text holds. Anchors: Anthropic's `clear_tool_uses` as LangChain's "
-        "`ClearToolUsesEdit` (trigger = the budget, its defaults: the newest 3 results kept, older ones cleared), "
-        "then the oldest units dropped until the history fits; observation masking (the newest 10 tool outputs "
+        "`ClearToolUsesEdit` (trigger = the budget, `clear_at_least` = the excess, the newest 3 results never "
+        "cleared: older results are cleared oldest first until the history fits), then the oldest units dropped "
+        "until it does; observation masking (the newest 10 tool outputs "
         "kept, older ones blanked, then the oldest units dropped). The digest oracle works on values: a needed "
         "value held by a tool result may be kept as one `key: value` line charged its own tokens (no framing, "
         "no call), an optimistic bound for any policy that digests. Each recall cell is whitespace / model "
@@ -188,6 +189,25 @@ def unit_parts(s: dict[str, Any]) -> list[str]:
         "(a result answering no sent call, a call without its result, a root not sent, order); both in model "
         "tokens, summed over the splits.",
     ]
+    overview = []
+    for policy in POLICIES:
+        overview.append(
+            (
+                f"`{policy}`",
+                *(
+                    f"{_fmt(s['tables']['tokens'][enc][share_key(f)][policy]['pooled']['recall'])} "
+                    f"({_fmt(s['tables']['whitespace'][enc][share_key(f)][policy]['pooled']['recall'])})"
+                    for enc in s["encoders"]
+                    for f in s["shares"]
+                ),
+            )
+        )
+    parts.append(
+        "Pooled needed-value recall over "
+        + " + ".join(f"`{x}`" for x in s["splits"])
+        + ", model tokens (whitespace in parentheses):"
+    )
+    parts.append(table(["policy", *(f"{enc} {f:.0%}" for enc in s["encoders"] for f in s["shares"])], overview))
     for enc in s["encoders"]:
         for share in s["shares"]:
             f = share_key(share)
