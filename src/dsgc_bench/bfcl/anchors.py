@@ -175,6 +175,15 @@ def has_langchain() -> bool:
     return importlib.util.find_spec("langchain") is not None
 
 
+def clear_source() -> str:
+    """What decides ``clear-tool-uses`` here: ``"langchain <version>"`` or ``"rule"`` (``cleared_by_rule``)."""
+    if not has_langchain():
+        return "rule"
+    from importlib.metadata import version
+
+    return f"langchain {version('langchain')}"
+
+
 def clear_tool_uses(point: Point, budget: int, context: Context) -> Sent:
     counter = context.counter
     cleared = (cleared_by_langchain if has_langchain() else cleared_by_rule)(point, budget, counter)

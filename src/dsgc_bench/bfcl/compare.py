@@ -20,7 +20,7 @@ from typing import Any
 from dsgc_fast import SelectCache
 
 from ..markdown import table
-from .anchors import POLICIES, Context
+from .anchors import POLICIES, Context, clear_source
 from .metrics import by_split, summarize
 from .points import Point
 from .units import UNITS, SentScore, in_unit, score_sent
@@ -72,7 +72,14 @@ def run_units(points: Sequence[Point], encoders: Mapping[str, Any], shares: Sequ
         {"unit": unit, "encoder": encoder, "share": share, "policy": policy, **c}
         for (unit, policy, encoder, share), c in cols.items()
     ]
-    return {"shares": list(shares), "units": list(UNITS), "policies": list(POLICIES), "points": rows, "cells": cells}
+    return {
+        "shares": list(shares),
+        "units": list(UNITS),
+        "policies": list(POLICIES),
+        "clear_tool_uses": clear_source(),
+        "points": rows,
+        "cells": cells,
+    }
 
 
 def _scores(rows: Sequence[dict[str, Any]], cell: dict[str, Any], index: int) -> list[SentScore]:
@@ -106,7 +113,14 @@ def summarize_units(raw: dict[str, Any], encoders: Sequence[str]) -> dict[str, A
         for enc in encoders if cell["encoder"] == ANY else (cell["encoder"],):
             tables[cell["unit"]][enc][share_key(cell["share"])][cell["policy"]] = figures
     splits = sorted({r["split"] for r in raw["points"]})
-    summary = {"shares": shares, "units": raw["units"], "splits": splits, "encoders": list(encoders), "tables": tables}
+    summary = {
+        "shares": shares,
+        "units": raw["units"],
+        "splits": splits,
+        "encoders": list(encoders),
+        "clear_tool_uses": raw["clear_tool_uses"],
+        "tables": tables,
+    }
     return summary | {"checks": unit_checks(summary)}
 
 
@@ -187,7 +201,7 @@ def unit_parts(s: dict[str, Any]) -> list[str]:
         "no call), an optimistic bound for any policy that digests. Each recall cell is whitespace / model "
         "tokens; *broken*: calls sent without their result or the reverse; *invalid*: transcript problems "
         "(a result answering no sent call, a call without its result, a root not sent, order); both in model "
-        "tokens, summed over the splits.",
+        f"tokens, summed over the splits. `clear-tool-uses` decided by: {s['clear_tool_uses']}.",
     ]
     overview = []
     for policy in POLICIES:
