@@ -5,6 +5,7 @@
     dsgc-bench scaling --encoder lexical --seeds 5
     dsgc-bench main --scenarios neutral           # any suite on the other scenario family
     dsgc-bench report --out results               # re-render REPORT.md from the files in results
+    dsgc-bench bfcl --split base                  # BFCL on one development split
 
 Every suite writes its files into ``OUT`` (the paper's suites: ``raw-<suite>.json``, every
 run; ``summary-<suite>.json``, cells, analyses and checks; a family other than ``neutral``
@@ -18,12 +19,15 @@ Wall time per suite is printed, never written.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from dsgc_fast.encoders import ENCODER_NAMES
 
+from .bfcl.suite import BfclSuite
 from .families import FAMILIES, with_scenarios
 from .registry import SUITES
 from .report import write_report
@@ -47,7 +51,34 @@ def _parser() -> argparse.ArgumentParser:
         "--scenarios", choices=FAMILIES, help="scenario family (default: each suite's own; see dsgc_bench.families)"
     )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar (default: only on a terminal)")
+    p.add_argument(
+        "--split",
+        action="append",
+        dest="splits",
+        metavar="NAME",
+        help="bfcl only: a split to read, repeatable (default: the development splits base and long_context)",
+    )
+    p.add_argument(
+        "--held-out",
+        action="store_true",
+        help="bfcl only: allow the held-out splits (miss_func, miss_param, composite) in --split; "
+        "never for development",
+    )
     return p
+
+
+def _bfcl_options(suite: Any, args: argparse.Namespace) -> Any:
+    """``suite`` with the bfcl options (``--split``, ``--held-out``); they apply to ``bfcl`` alone."""
+    if args.splits is None and not args.held_out:
+        return suite
+    if not isinstance(suite, BfclSuite):
+        raise SystemExit("dsgc-bench: --split and --held-out apply to 'bfcl' only")
+    try:
+        return dataclasses.replace(
+            suite, splits=tuple(args.splits) if args.splits else suite.splits, held_out=args.held_out
+        )
+    except ValueError as exc:
+        raise SystemExit(f"dsgc-bench: bfcl: {exc}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("dsgc-bench: --seeds must be >= 1")
     if args.suite == REPORT and args.scenarios is not None:
         raise SystemExit("dsgc-bench: --scenarios does not apply to 'report' (it shows every family found)")
-    suite = SUITES.get(args.suite)
+    suite = _bfcl_options(SUITES.get(args.suite), args)
     if args.scenarios is not None:
         try:
             suite = with_scenarios(suite, args.scenarios)

@@ -5,7 +5,8 @@ APIs, read at run time from the installed ``bfcl-eval`` wheel (Apache-2.0, Berke
 Computing Lab; install with ``pip install --no-deps bfcl-eval``: the APIs need only the
 standard library and mpmath).  Nothing of BFCL is copied here.  Only the development
 splits ``base`` and ``long_context`` are read (``data.SPLITS`` is a whitelist); the other
-multi-turn splits are the held-out evaluation.
+multi-turn splits (``data.HELD_OUT``) are the held-out evaluation, refused unless asked for
+by name with ``held_out=True`` (``--held-out``).
 
 Data flow (one module per step):
 
@@ -48,11 +49,19 @@ Data flow (one module per step):
    result-held values whose call the message-level ``dsgc`` kept; the share of needed
    values that are identifiers; the induction audit (induced edges and bindings resting
    only on schema vocabulary).
-8. ``suite.BfclSuite`` (``dsgc-bench bfcl``): all of the above as a suite of the
+8. The product-unit tables (``units``, ``anchors``, ``compare``): every policy, anchor and
+   oracle charged the store's own per-message cost (``token_counts.block_tokens``: model
+   tokens with chat framing by default, or whitespace as before), budgets = the live roots
+   plus 10%, 25% or 50% of the rest, each policy scored on the messages it sends (a cleared
+   or digested result keeps only the values its text holds): ``select`` with its default and
+   with ``policy="recency"``, LangChain's ``ClearToolUsesEdit``, observation masking, the unit
+   oracle and a value-level oracle that may keep a result as ``key: value`` lines.
+9. ``suite.BfclSuite`` (``dsgc-bench bfcl``): all of the above as a suite of the
    benchmark protocol, with the prototypes also run on the plain and tool-heavy long-range
    conversations of ``dsgc_bench.longrange``, and some of them on the padded points
-   (``padded``: every point behind the histories of earlier sessions); files ``raw-bfcl.json`` and ``summary-bfcl.json``, two
-   sections of REPORT.md.
+   (``padded``: every point behind the histories of earlier sessions); files
+   ``raw-bfcl.json`` and ``summary-bfcl.json`` (whitespace, as before), ``raw-bfcl-units.json``
+   and ``summary-bfcl-units.json`` (the product-unit tables), three sections of REPORT.md.
 """
 
 from .data import SPLITS, Session, load_sessions

@@ -1,8 +1,10 @@
 """BFCL v4 multi-turn sessions, read from the installed ``bfcl-eval`` wheel.
 
-Only the two development splits are readable here: ``SPLITS`` is a whitelist, and any other
-name is refused before a file is opened.  The other multi-turn splits are held out for the
-final evaluation and must never be loaded, run, inspected or tuned on.
+Only the two development splits are readable by default: ``SPLITS`` is a whitelist, and any
+other name is refused before a file is opened.  The other multi-turn splits (``HELD_OUT``) are
+held out for the final evaluation and must never be loaded, run, inspected or tuned on while
+the package is developed; they are read only when the caller says so explicitly
+(``held_out=True``, ``dsgc-bench bfcl --split NAME --held-out``).
 
 A session is BFCL's test entry (``question``: one list of messages per turn,
 ``initial_config``, ``involved_classes``) joined with its ground truth (``possible_answer``:
@@ -22,8 +24,10 @@ from typing import Any
 
 from ..suite import Unavailable
 
-#: the development splits, the only ones this harness reads
+#: the development splits, the only ones this harness reads by default
 SPLITS: tuple[str, ...] = ("base", "long_context")
+#: the held-out multi-turn splits: read only with ``held_out=True``
+HELD_OUT: tuple[str, ...] = ("miss_func", "miss_param", "composite")
 
 _FILE = "BFCL_v4_multi_turn_{split}.json"
 #: what to do when the wheel is missing (its dependencies are not needed)
@@ -55,11 +59,17 @@ class Session:
         return self.split == "long_context"
 
 
-def check_split(split: str) -> str:
-    """``split`` if it is a development split; ``ValueError`` otherwise (nothing is read)."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS} (the development splits), got {split!r}")
-    return split
+def check_split(split: str, held_out: bool = False) -> str:
+    """``split`` if it may be read; ``ValueError`` otherwise (nothing is read).
+
+    A development split (``SPLITS``) always may; a held-out split (``HELD_OUT``) only with
+    ``held_out=True``; no other name ever.
+    """
+    if split in SPLITS or (held_out and split in HELD_OUT):
+        return split
+    if split in HELD_OUT:
+        raise ValueError(f"split {split!r} is held out: it is read only when held_out=True (--held-out) is given")
+    raise ValueError(f"split must be one of {SPLITS} (the development splits) or {HELD_OUT}, got {split!r}")
 
 
 def data_dir() -> Path:
@@ -86,9 +96,13 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def load_sessions(split: str, ids: tuple[str, ...] | None = None) -> list[Session]:
-    """The sessions of a development split, in file order (or only ``ids``, in that order)."""
-    name = _FILE.format(split=check_split(split))
+def load_sessions(split: str, ids: tuple[str, ...] | None = None, *, held_out: bool = False) -> list[Session]:
+    """The sessions of a split, in file order (or only ``ids``, in that order).
+
+    ``split`` must pass ``check_split(split, held_out)``: a held-out split is refused unless
+    ``held_out=True``.
+    """
+    name = _FILE.format(split=check_split(split, held_out))
     root = data_dir()
     entries = _json_lines(root / name)
     answers = {a["id"]: a["ground_truth"] for a in _json_lines(root / "possible_answer" / name)}

@@ -14,7 +14,7 @@ For a selection (kept blocks, plus any binding-table text the store added):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -104,9 +104,11 @@ def gap_closed(value: float, low: float, high: float) -> float:
     return (value - low) / (high - low) if high != low else float("nan")
 
 
-def by_split(scores: Iterable[Score]) -> Mapping[str, dict[str, Any]]:
-    """``summarize`` per split and pooled (``"pooled"``)."""
+def by_split(
+    scores: Iterable[Score], summary: Callable[[list[Any]], dict[str, Any]] = summarize
+) -> Mapping[str, dict[str, Any]]:
+    """``summary`` (default ``summarize``) per split and pooled (``"pooled"``)."""
     rows = list(scores)
-    out = {split: summarize(s for s in rows if s.split == split) for split in sorted({s.split for s in rows})}
-    out["pooled"] = summarize(rows)
+    out = {split: summary([s for s in rows if s.split == split]) for split in sorted({s.split for s in rows})}
+    out["pooled"] = summary(rows)
     return out

@@ -12,7 +12,11 @@ at least one history block (their *holders*).  Values that occur nowhere earlier
 what the turn itself must discover (``unavailable``) and are not scored.
 
 **Units**: an assistant tool-call message with its tool result(s) is one unit; every other
-block is a unit of its own.  The query is always kept (a live root in the store).
+block is a unit of its own.  **Live roots**: the system (and developer) messages and the query,
+always kept (as in the store); budgets charge them in full.
+
+A point's ``costs`` are in one cost unit: ``make_point`` gives the paper's whitespace cost,
+``units.in_unit`` the same point in the store's model tokens.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from dsgc_fast import whitespace_cost
-from dsgc_fast.messages import message_text
+from dsgc_fast.messages import ROOT_ROLES, message_text
 
 from .data import Session, function_docs
 from .replay import Transcript
@@ -40,8 +44,9 @@ class Point:
     ``messages``/``texts``/``costs``/``views``/``turns``/``kinds`` are per block, the
     query last; ``units`` partition the blocks (the query's unit is ``[n - 1]``);
     ``holders[v]`` are the history blocks whose view holds needed value ``v``;
-    ``budget_history``, when given, is the history cost budgets are a share of (default: the
-    point's own history; ``padded`` keeps a padded point's budget that of the original).
+    ``budget_history``, when given, is the cost budgets are a share of (default: the point's
+    own history outside the roots; ``padded`` keeps a padded point's budget that of the
+    original).
     """
 
     session: str
@@ -67,15 +72,21 @@ class Point:
     def query(self) -> int:
         return self.n - 1
 
-    def budget(self, fraction: float) -> int:
-        """The store's budget: the query's cost plus ``ceil(fraction * history cost)``.
+    @property
+    def roots(self) -> tuple[int, ...]:
+        """The live roots, ascending: every system or developer message, and the query."""
+        return (*(i for i in range(self.query) if self.messages[i].get("role") in ROOT_ROLES), self.query)
 
-        The query is always kept (a live root charged to the budget), so the fraction is
-        the share of the *history* that fits; computed exactly in integers.
+    def budget(self, fraction: float) -> int:
+        """The store's budget: the live roots' cost plus ``ceil(fraction * cost of the rest)``.
+
+        The roots are always kept (charged to the budget), so the fraction is the share of
+        the *rest of the history* that fits; computed exactly in integers.
         """
-        history = int(self.costs[: self.query].sum()) if self.budget_history is None else self.budget_history
+        roots = int(self.costs[list(self.roots)].sum())
+        rest = int(self.costs.sum()) - roots if self.budget_history is None else self.budget_history
         numerator, denominator = float(fraction).as_integer_ratio()
-        return int(self.costs[self.query]) - ((-history * numerator) // denominator)
+        return roots - ((-rest * numerator) // denominator)
 
     def unit_of(self) -> np.ndarray:
         """Unit number of every block."""

@@ -13,14 +13,24 @@
   ``PADDED`` policies and candidates also on the padded points; the
   trace facts (``facts``): the encoder-independent ones once, the values the message-level
   ``dsgc`` loses with their call kept per encoder and fraction.
+  Then the product-unit tables (``compare.run_units``): every policy, anchor and oracle of
+  ``anchors.POLICIES`` charged the store's own per-message cost, in whitespace and in model
+  tokens, at the shares ``SHARES`` of the history, scored on the text each sends.
 - ``summarize``: ``metrics.by_split`` of every (encoder, fraction, policy), the gap each
-  closes between ``store-recency`` and the unit oracle, and the checked targets.
-- ``render``: two sections, the policies (tables, figures, trace facts, claims) and the
-  prototype candidates (the evidence behind the agent policy).
+  closes between ``store-recency`` and the unit oracle, and the checked targets; the
+  product-unit tables (``compare.summarize_units``) under ``"units"``, with the claim that
+  their whitespace cells of the store and the unit oracle equal the old ones point by point.
+- ``render``: three sections, the product-unit tables (model tokens beside whitespace), the
+  policies in whitespace (tables, figures, trace facts, claims) and the prototype candidates
+  (the evidence behind the agent policy).
 
 Files: ``raw-bfcl.json`` (every point's score under every policy and candidate) and
-``summary-bfcl.json`` (the aggregates and the claims); figures ``plots/bfcl-recall.png``
-and ``plots/bfcl-gap.png``.
+``summary-bfcl.json`` (the aggregates and the claims), as before the product-unit tables, so
+they stay byte-identical; ``raw-bfcl-units.json`` and ``summary-bfcl-units.json`` (the
+product-unit tables); figures ``plots/bfcl-recall.png`` and ``plots/bfcl-gap.png``.
+
+Splits: the development splits (``data.SPLITS``) unless ``splits`` names others; a held-out
+split (``data.HELD_OUT``) is refused unless ``held_out=True`` (``--held-out``).
 """
 
 from __future__ import annotations
@@ -36,7 +46,8 @@ from ..markdown import checks_table, image, table
 from ..suite import RunConfig, Section, read_json, write_json
 from .agent import CANDIDATES, PREVIOUS_NAME, RECOMMENDED_NAME
 from .check import CheckResult, check_all
-from .data import SPLITS, bfcl_version, load_sessions
+from .compare import ANY, SHARES, run_units, summarize_units, unit_parts
+from .data import SPLITS, bfcl_version, check_split, load_sessions
 from .facts import identifier_share, induction_audit, lost_with_call_kept, previous_turn_share
 from .metrics import Score, by_split, gap_closed, score, summarize
 from .oracle import unit_oracle
@@ -70,6 +81,11 @@ PADDED: tuple[str, ...] = (
     "(M) (P) carrying 5/n",
     "(M) (P) carrying 12/n",
 )
+
+#: the policies of the old table that the product-unit tables run too (by the same name)
+PORTED: tuple[str, ...] = (RECENCY, DEFAULT, ORACLE)
+#: the title of the product-unit section
+UNITS_TITLE = "Real agent sessions in the store's units: BFCL v4 in model tokens"
 
 #: what each policy is, as the tables say it
 LABELS: dict[str, str] = {
@@ -183,9 +199,21 @@ class BfclSuite:
     parallel: bool = False
     fractions: tuple[float, ...] = FRACTIONS
     longrange_fractions: tuple[float, ...] = LONGRANGE_FRACTIONS
+    #: shares of the history of the product-unit tables
+    shares: tuple[float, ...] = SHARES
+    #: the splits read (``data.check_split``)
+    splits: tuple[str, ...] = SPLITS
+    #: allow held-out splits in ``splits`` (never for development)
+    held_out: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.splits:
+            raise ValueError("splits must name at least one split")
+        for split in self.splits:
+            check_split(split, self.held_out)
 
     def build(self, config: RunConfig) -> Plan:
-        chosen = [s for split in SPLITS for s in load_sessions(split)[: self.sessions]]
+        chosen = [s for split in self.splits for s in load_sessions(split, held_out=self.held_out)[: self.sessions]]
         transcripts = [replay(s, parallel=self.parallel) for s in chosen]
         points = [p for tr in transcripts for p in transcript_points(tr)]
         far = {table: longrange.points(config.seeds, tools=tools) for table, tools in LONGRANGE.items()}
@@ -225,10 +253,11 @@ class BfclSuite:
                         cells.append(
                             {"encoder": name, "fraction": fraction, "table": variant, "policy": policy, **cols}
                         )
+        encoders = {name: config.encodings[name] for name in config.encoders}
         return {
             "suite": self.name,
             "bfcl_eval": bfcl_version(),
-            "splits": list(SPLITS),
+            "splits": list(self.splits),
             "sessions": len(plan.transcripts),
             "parallel_calls": self.parallel,
             "seeds": list(config.seeds),
@@ -248,6 +277,7 @@ class BfclSuite:
             "facts": encoder_free_facts(plan.transcripts, plan.points),
             "lost_with_call_kept": lost,
             "cells": cells,
+            "units": run_units(plan.points, encoders, self.shares),
         }
 
     def summarize(self, raw: dict[str, Any], config: RunConfig) -> dict[str, Any]:
@@ -294,21 +324,36 @@ class BfclSuite:
             "same_as_prototype": same_as_prototype(raw),
             **tables,
         }
-        return summary | {"checks": checks(summary)}
+        units = summarize_units(raw["units"], raw["encoders"])
+        same = same_as_before(raw)
+        units["checks"].insert(
+            0,
+            {
+                "claim": "in whitespace, `select` and the unit oracle keep what the old store policies and oracle "
+                "keep (needed values and cost, point by point)",
+                "measured": f"{same['same']}/{same['points']} points alike",
+                "passed": same["same"] == same["points"],
+            },
+        )
+        return summary | {"checks": checks(summary), "units": units}
 
     def render(self, summary: dict[str, Any], out: Path) -> list[Section]:
         (out / "plots").mkdir(parents=True, exist_ok=True)
+        units = summary["units"]
         return [
+            Section(self.name, UNITS_TITLE, tuple(unit_parts(units)), tuple(units["checks"])),
             Section(self.name, self.title, tuple(policy_parts(summary, out)), tuple(summary["checks"])),
             Section(self.name, "BFCL: the agent-policy candidates measured", tuple(candidate_parts(summary))),
         ]
 
     def save(self, out: Path, raw: dict[str, Any], summary: dict[str, Any]) -> None:
-        write_json(out / "raw-bfcl.json", raw)
-        write_json(out / "summary-bfcl.json", summary)
+        for kind, data in (("raw", raw), ("summary", summary)):
+            write_json(out / f"{kind}-bfcl.json", {k: v for k, v in data.items() if k != "units"})
+            write_json(out / f"{kind}-bfcl-units.json", data["units"])
 
     def load(self, out: Path) -> dict[str, Any] | None:
-        return read_json(out / "summary-bfcl.json")
+        summary, units = read_json(out / "summary-bfcl.json"), read_json(out / "summary-bfcl-units.json")
+        return None if summary is None or units is None else summary | {"units": units}
 
 
 class _LostTally:
@@ -322,6 +367,24 @@ class _LostTally:
         tally = self.by_split.setdefault(point.split, [0, 0])
         tally[0] += kept
         tally[1] += lost
+
+
+def same_as_before(raw: dict[str, Any]) -> dict[str, int]:
+    """Points (over encoders and the fractions both tables have) where the product-unit tables'
+    whitespace cells of ``PORTED`` keep the same number of needed values and the same cost as
+    the old cells of the same policies, and all points compared."""
+    old = {(c["encoder"], c["fraction"], c["policy"]): c for c in raw["cells"] if c["table"] == "policies"}
+    same = total = 0
+    for cell in raw["units"]["cells"]:
+        if cell["unit"] != "whitespace" or cell["policy"] not in PORTED:
+            continue
+        for enc in raw["encoders"] if cell["encoder"] == ANY else (cell["encoder"],):
+            before = old.get((enc, cell["share"], cell["policy"]))
+            if before is not None:
+                pairs = list(zip(cell["kept"], cell["used"], before["kept"], before["used"]))
+                same += sum(a == c and b == d for a, b, c, d in pairs)
+                total += len(pairs)
+    return {"same": same, "points": total}
 
 
 def same_as_prototype(raw: dict[str, Any]) -> dict[str, int]:
