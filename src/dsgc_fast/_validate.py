@@ -14,7 +14,9 @@ import numpy as np
 
 from dsgc_ref.contract import INT64_MAX, is_integer_scalar
 
+from . import _config
 from .kernels import checks
+from .kernels.propagation import PARTS
 
 #: integer inputs (indices, costs, offsets) stay below this, so their sums stay inside int64
 _INDEX_LIMIT = INT64_MAX // 4
@@ -202,7 +204,7 @@ def costs(value: Any, n: int) -> tuple[np.ndarray, int]:
     c = integer_vector("costs", value, n)
     if not c.size:
         return c, 0
-    negative, top, total = checks.cost_bounds(c)
+    negative, top, total = (checks.cost_bounds_par if _config.parallel(n) else checks.cost_bounds)(c, PARTS)
     if negative:
         raise ValueError(f"costs must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
     if top > _INDEX_LIMIT // max(n, 1):

@@ -274,7 +274,7 @@ def _pinned_path(
     used, table = _escalated_walk(
         index, cost, total_cost, pinned_mask, roots, budget, cost_fn, ranking, scored.keep_reason, p, mask, reasons
     )
-    pinned = np.flatnonzero(pinned_mask)
+    pinned = _indices(pinned_mask)
     return _result(scored, mask, reasons, used, budget, p, seq, pinned=pinned, table=table, ranking=ranking)
 
 
@@ -298,12 +298,18 @@ def _escalated_walk(
     return used, plan.table
 
 
+def _indices(mask: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(mask)``, on threads for a large store (``selection.retained``)."""
+    n = mask.shape[0]
+    return stages.pick(n, selection_kernels.retained, selection_kernels.retained_par)(mask, stages.row_parts(n))
+
+
 def _result(
     scored: stages.Scored, mask: np.ndarray, reasons: np.ndarray, used: int, budget: int, p: Params,
     seq: np.ndarray | None, *, pinned: np.ndarray | None = None, table: Any = None, ranking: np.ndarray | None = None,
 ) -> Retention:  # fmt: skip
     return Retention(
-        retained=np.flatnonzero(mask),
+        retained=_indices(mask),
         mask=mask,
         scores=scored.scores,
         relevance=scored.relevance,

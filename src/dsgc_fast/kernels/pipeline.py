@@ -21,7 +21,7 @@ from .closure import closure_mask, select_pinned
 from .graph_kernels import fill_edge_rows
 from .propagation import k_hop, one_hop
 from .scoring import AGENT, rule_scores, similarity, similarity_fast, softmax, working_support
-from .selection import rank, rule_kept, select
+from .selection import mask_positions, rank, rule_kept, select
 
 
 @numba.njit(**JIT)
@@ -102,12 +102,7 @@ def retain_small(
 @numba.njit(**JIT)
 def _kept_list(mask, kept):
     """kept[:count] <- the indices where ``mask`` is True, ascending; returns count."""
-    count = 0
-    for i in range(mask.shape[0]):
-        if mask[i]:
-            kept[count] = i
-            count += 1
-    return count
+    return mask_positions(mask, 0, mask.shape[0], kept, 0)
 
 
 @numba.njit(**JIT)
