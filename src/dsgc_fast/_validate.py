@@ -207,9 +207,46 @@ def costs(value: Any, n: int) -> tuple[np.ndarray, int]:
     negative, top, total = (checks.cost_bounds_par if _config.parallel(n) else checks.cost_bounds)(c, PARTS)
     if negative:
         raise ValueError(f"costs must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
-    if top > _INDEX_LIMIT // max(n, 1):
+    if top > cost_limit(n):
         raise ValueError("costs are too large: their total would overflow int64")
     return c, int(total)
+
+
+def cost_limit(n: int) -> int:
+    """The largest token cost allowed in a store of ``n`` blocks: their total stays below the index limit."""
+    return _INDEX_LIMIT // max(n, 1)
+
+
+#: the embedding dtypes the kernels read as they are
+_EMBEDDING_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def canonical(query: Any, embs: Any, costs: Any, budget: Any, max_n: int) -> bool:
+    """True when ``retain``'s inputs already have the types its checks would give them.
+
+    That is: ``query`` a C-contiguous (d,) float32 or float64 ndarray, ``embs`` a C-contiguous
+    (N, d) float16/float32/float64 ndarray with 1 <= N <= ``max_n`` and d >= 1, ``costs`` a
+    C-contiguous (N,) native int64 ndarray and ``budget`` an ``int`` (not a bool) in
+    [0, 2**63 - 1].  Their values (a finite query, costs in
+    [0, ``cost_limit(N)``]) are left to the caller; nothing is converted.
+    """
+    if not (type(query) is np.ndarray and type(embs) is np.ndarray and type(costs) is np.ndarray):
+        return False
+    n = embs.shape[0] if embs.ndim == 2 else 0
+    return (
+        0 < n <= max_n
+        and query.ndim == 1
+        and query.shape[0] == embs.shape[1] > 0
+        and query.dtype in _EMBEDDING_DTYPES[1:]
+        and embs.dtype in _EMBEDDING_DTYPES
+        and costs.shape == (n,)
+        and costs.dtype == np.int64
+        and query.flags.c_contiguous
+        and embs.flags.c_contiguous
+        and costs.flags.c_contiguous
+        and type(budget) is int
+        and 0 <= budget <= INT64_MAX
+    )
 
 
 def ages(value: Any, n: int, policy: str) -> np.ndarray | None:

@@ -134,9 +134,11 @@ def similarity_rows(queries: Floats, embs: Embeddings, mode: str = "exact") -> F
 
 def check_finite(a: Floats, embs: Embeddings) -> None:
     """Raise ValueError unless every similarity in ``a`` ((N,) or (m, N)) is finite."""
+    if not a.size:
+        return
     n = embs.shape[0]
     rows = a.reshape(-1, n)
-    if not a.size or (checks.all_finite_par(rows, row_parts(n)) if _config.parallel(n) else checks.all_finite(rows)):
+    if checks.all_finite_par(rows, row_parts(n)) if _config.parallel(n) else checks.all_finite(rows):
         return
     row = int(np.flatnonzero(~np.isfinite(rows).all(axis=0))[0])
     if not isinstance(embs, QuantizedEmbeddings):  # int8 codes are always finite
