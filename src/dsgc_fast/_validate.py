@@ -217,8 +217,10 @@ def cost_limit(n: int) -> int:
     return _INDEX_LIMIT // max(n, 1)
 
 
-#: the embedding dtypes the kernels read as they are
-_EMBEDDING_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+#: the query and embedding dtypes the kernels read as they are (native byte order)
+_QUERY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_EMBEDDING_DTYPES = (np.dtype(np.float16), *_QUERY_DTYPES)
+_INT64 = np.dtype(np.int64)
 
 
 def canonical(query: Any, embs: Any, costs: Any, budget: Any, max_n: int) -> bool:
@@ -227,25 +229,25 @@ def canonical(query: Any, embs: Any, costs: Any, budget: Any, max_n: int) -> boo
     That is: ``query`` a C-contiguous (d,) float32 or float64 ndarray, ``embs`` a C-contiguous
     (N, d) float16/float32/float64 ndarray with 1 <= N <= ``max_n`` and d >= 1, ``costs`` a
     C-contiguous (N,) native int64 ndarray and ``budget`` an ``int`` (not a bool) in
-    [0, 2**63 - 1].  Their values (a finite query, costs in
-    [0, ``cost_limit(N)``]) are left to the caller; nothing is converted.
+    [0, 2**63 - 1].  Their values (a finite query, costs in [0, ``cost_limit(N)``]) are left
+    to the caller; nothing is converted.
     """
-    if not (type(query) is np.ndarray and type(embs) is np.ndarray and type(costs) is np.ndarray):
+    if type(query) is not np.ndarray or type(embs) is not np.ndarray or type(costs) is not np.ndarray:
         return False
-    n = embs.shape[0] if embs.ndim == 2 else 0
+    if type(budget) is not int or embs.ndim != 2 or query.ndim != 1:
+        return False
+    n, d = embs.shape
     return (
         0 < n <= max_n
-        and query.ndim == 1
-        and query.shape[0] == embs.shape[1] > 0
-        and query.dtype in _EMBEDDING_DTYPES[1:]
-        and embs.dtype in _EMBEDDING_DTYPES
+        and query.shape[0] == d > 0
         and costs.shape == (n,)
-        and costs.dtype == np.int64
+        and 0 <= budget <= INT64_MAX
+        and costs.dtype == _INT64
+        and query.dtype in _QUERY_DTYPES
+        and embs.dtype in _EMBEDDING_DTYPES
         and query.flags.c_contiguous
         and embs.flags.c_contiguous
         and costs.flags.c_contiguous
-        and type(budget) is int
-        and 0 <= budget <= INT64_MAX
     )
 
 
