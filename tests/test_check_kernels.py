@@ -27,7 +27,11 @@ _costs = hnp.arrays(np.int64, st.integers(1, 60), elements=st.integers(-(2**62),
 @settings(max_examples=examples(2))
 @given(_floats)
 def test_all_finite_is_numpy_isfinite_all(x):
-    assert checks.all_finite(x) == bool(np.isfinite(x).all())
+    """Serial, and on threads over 1, 3 and 64 column ranges (more ranges than columns too)."""
+    want = bool(np.isfinite(x).all())
+    assert checks.all_finite(x) == want
+    for parts in (1, 3, 64):
+        assert checks.all_finite_par(x, parts) == want
 
 
 @settings(max_examples=examples(2))
@@ -41,7 +45,10 @@ def test_widen_finite_is_astype_and_isfinite_all(x):
 @settings(max_examples=examples(2))
 @given(_costs)
 def test_cost_bounds_are_min_sign_max_and_sum(c):
-    negative, top, total = checks.cost_bounds(c)
-    assert negative == bool(c.min() < 0)
-    assert top == c.max()
-    assert total == c.sum()
+    """Serial and on threads, over 1, 3 and 64 ranges (more ranges than entries too)."""
+    for kernel in (checks.cost_bounds, checks.cost_bounds_par):
+        for parts in (1, 3, 64):
+            negative, top, total = kernel(c, parts)
+            assert negative == bool(c.min() < 0)
+            assert top == c.max()
+            assert total == c.sum()

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsgc_fast.kernels.selection import rank, select, select_budgeted
+from dsgc_fast.kernels.selection import rank, retained, retained_par, select, select_budgeted
 
 SKIPPED, CUTOFF = np.int8(5), np.int8(6)
 
@@ -81,3 +81,14 @@ def test_parked_blocks_return_in_tie_order(seed):
     order = rng.permutation(n).astype(np.int64)
     budget = int(costs.sum()) // 25 + int(rng.integers(0, 1000))  # the expensive band runs out first
     assert_same_walk(scores, order, costs, budget, False)
+
+
+@given(n=st.integers(0, 2000), seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.0, 0.01, 0.5, 1.0]))
+@settings(max_examples=50)
+def test_retained_is_flatnonzero_for_any_split(n, seed, density):
+    mask = np.random.default_rng(seed).random(n) < density
+    for kernel in (retained, retained_par):
+        for parts in (1, 2, 7, 4096):
+            got = kernel(mask, parts)
+            assert got.dtype == np.int64
+            assert np.array_equal(got, np.flatnonzero(mask))

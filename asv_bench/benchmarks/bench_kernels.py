@@ -1,16 +1,28 @@
 """Per-kernel timings over N: scoring, softmax, propagation (one hop, k hops), ranking,
-budgeted selection and pin closure, each through the helper ``retain`` itself calls."""
+budgeted selection and pin closure, each through the helper ``retain`` itself calls; and
+each stage of a large store at 1 and 2 threads (``StageThreads``)."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 import dsgc_fast
 from dsgc_bench.synthetic import make_referents
+from dsgc_fast.kernels import checks
 from dsgc_fast.kernels import selection as selection_kernels
 from dsgc_fast.kernels.scoring import WEIGHTED
 from dsgc_fast.pins import closure
-from dsgc_fast.stages import REASON_CODES, mixture, propagate, row_parts, similarity_rows, weighted_one_hop
+from dsgc_fast.stages import (
+    REASON_CODES,
+    check_finite,
+    mixture,
+    pick,
+    propagate,
+    row_parts,
+    similarity_rows,
+    weighted_one_hop,
+)
 from dsgc_ref.contract import Reason
 
 from .common import SIZES, skip_above, store
@@ -119,3 +131,55 @@ class PinClosure:
 
     def time_pin_closure(self, n):
         closure(self.index, self.roots)
+
+
+class StageThreads(_Scored):
+    """Each stage ``retain`` runs on a large store at 1 and 2 Numba threads (the per-stage
+    thread scaling of ``tools/thread_scaling.py``); a thread count above ``NUMBA_NUM_THREADS``
+    is skipped."""
+
+    params = [[50_000, 1_000_000], [1, 2]]
+    param_names = ["n", "threads"]
+
+    def setup(self, n, threads):
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            raise NotImplementedError(f"{threads} threads: NUMBA_NUM_THREADS is {numba.config.NUMBA_NUM_THREADS}")
+        super().setup(n)
+        self.before = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        self.support, self.one_hop_scores, self.one_hop_kept = weighted_one_hop(
+            self.r, self.graph, self.costs, 1.0, 0.0
+        )
+        self.mask = np.zeros(n, dtype=np.bool_)
+        self.mask[::20] = True
+
+    def teardown(self, n, threads):
+        numba.set_num_threads(self.before)
+
+    def time_input_checks(self, n, threads):
+        """The value checks of the costs and the similarities (``checks.cost_bounds``, ``check_finite``)."""
+        pick(n, checks.cost_bounds, checks.cost_bounds_par)(self.costs, row_parts(n))
+        check_finite(self.a, self.embs)
+
+    def time_similarity(self, n, threads):
+        similarity_rows(self.queries, self.embs)
+
+    def time_softmax(self, n, threads):
+        mixture(self.a, self.weights, 0.25)
+
+    def time_one_hop_scores(self, n, threads):
+        weighted_one_hop(self.r, self.graph, self.costs, 1.0, 0.0)
+
+    def time_select_budgeted(self, n, threads):
+        selection_kernels.select_budgeted(
+            self.one_hop_scores, None, self.costs, self.budget, False, self.one_hop_kept,
+            np.int8(Reason.SKIPPED_NO_FIT), np.int8(Reason.EVICTED_CUTOFF), row_parts(n),
+            np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int8),
+        )  # fmt: skip
+
+    def time_retained_indices(self, n, threads):
+        """The kept indices from the mask (the result's ``retained``)."""
+        selection_kernels.retained_par(self.mask, row_parts(n))
+
+    def time_retain(self, n, threads):
+        dsgc_fast.retain(self.queries[0], self.embs, self.costs, self.budget, edges=self.graph)

@@ -14,7 +14,9 @@ import numpy as np
 
 from dsgc_ref.contract import INT64_MAX, is_integer_scalar
 
+from . import _config
 from .kernels import checks
+from .kernels.propagation import PARTS
 
 #: integer inputs (indices, costs, offsets) stay below this, so their sums stay inside int64
 _INDEX_LIMIT = INT64_MAX // 4
@@ -202,10 +204,10 @@ def costs(value: Any, n: int, name: str = "costs") -> tuple[np.ndarray, int]:
     c = integer_vector(name, value, n)
     if not c.size:
         return c, 0
-    negative, top, total = checks.cost_bounds(c)
+    negative, top, total = (checks.cost_bounds_par if _config.parallel(n) else checks.cost_bounds)(c, PARTS)
     if negative:
         raise ValueError(f"{name} must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
-    if top > _INDEX_LIMIT // max(n, 1):
+    if top > cost_limit(n):
         raise ValueError(f"{name} are too large: their total would overflow int64")
     return c, int(total)
 
@@ -223,6 +225,45 @@ def nonnegative_values(name: str, value: Any, n: int) -> np.ndarray:
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} must be finite and >= 0, got {out[k]!r} at index {k}")
     return out
+
+
+def cost_limit(n: int) -> int:
+    """The largest token cost allowed in a store of ``n`` blocks: their total stays below the index limit."""
+    return _INDEX_LIMIT // max(n, 1)
+
+
+#: the query and embedding dtypes the kernels read as they are (native byte order)
+_QUERY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_EMBEDDING_DTYPES = (np.dtype(np.float16), *_QUERY_DTYPES)
+_INT64 = np.dtype(np.int64)
+
+
+def canonical(query: Any, embs: Any, costs: Any, budget: Any, max_n: int) -> bool:
+    """True when ``retain``'s inputs already have the types its checks would give them.
+
+    That is: ``query`` a C-contiguous (d,) float32 or float64 ndarray, ``embs`` a C-contiguous
+    (N, d) float16/float32/float64 ndarray with 1 <= N <= ``max_n`` and d >= 1, ``costs`` a
+    C-contiguous (N,) native int64 ndarray and ``budget`` an ``int`` (not a bool) in
+    [0, 2**63 - 1].  Their values (a finite query, costs in [0, ``cost_limit(N)``]) are left
+    to the caller; nothing is converted.
+    """
+    if type(query) is not np.ndarray or type(embs) is not np.ndarray or type(costs) is not np.ndarray:
+        return False
+    if type(budget) is not int or embs.ndim != 2 or query.ndim != 1:
+        return False
+    n, d = embs.shape
+    return (
+        0 < n <= max_n
+        and query.shape[0] == d > 0
+        and costs.shape == (n,)
+        and 0 <= budget <= INT64_MAX
+        and costs.dtype == _INT64
+        and query.dtype in _QUERY_DTYPES
+        and embs.dtype in _EMBEDDING_DTYPES
+        and query.flags.c_contiguous
+        and embs.flags.c_contiguous
+        and costs.flags.c_contiguous
+    )
 
 
 def ages(value: Any, n: int, policy: str) -> np.ndarray | None:

@@ -4,6 +4,8 @@ Three paths, each one function, cut where the oracle cuts (``dsgc_ref.retain``):
 
 * ``_fused_path``: a small store, one query, the input tie order and no pinning: every
   stage and the selection in one ``kernels.pipeline`` call (no Python between stages);
+  given arrays already in the checked types (``_small_call``), it runs before any check
+  in Python, and the kernel checks the values;
 * ``_fused_pinned_path``: the same with pinning: the stages, the pin closure and the
   closure-aware walk in one ``kernels.pipeline`` call (a second kernel call when the pinned
   set escalates to a binding table);
@@ -118,6 +120,11 @@ def retain(
     it ranks exactly as dsgc.
     """
     p = Params.of(params, **overrides)
+    plain = order is None and query_weights is None and ages is None and live is None and uses is None
+    if plain and binds is None and referents is None:
+        fused = _small_call(query_emb, block_embs, costs, budget, edges, p, mode)
+        if fused is not None:
+            return fused
     queries, embs, cost, total_cost, budget, mode = _checked(query_emb, block_embs, costs, budget, mode)
     n = embs.shape[0]
     graph = as_graph(edges, n)
@@ -145,6 +152,28 @@ def retain_built(
     queries, embs, cost, total_cost, budget, mode = _checked(query_emb, block_embs, costs, budget, mode)
     weights = _weights(query_weights, queries)
     return _paths(queries, embs, cost, total_cost, budget, params, mode, graph, ages, weights, None, pins, cost_fn)
+
+
+def _small_call(
+    query_emb: Any, block_embs: Any, costs: Any, budget: Any, edges: Any, p: Params, mode: Any
+) -> Retention | None:
+    """``retain`` of a small store given in the checked types, without converting anything: one
+    ``_fused_path`` call (it checks the values), or None where ``_checked`` and the paths must run.
+
+    Taken when ``_validate.canonical`` holds, ``mode`` is a mode and ``edges`` is None or a
+    ``DependencyGraph`` over the store (nothing else that could raise).
+    """
+    if not (
+        isinstance(mode, str)
+        and mode in stages.MODES
+        and _validate.canonical(query_emb, block_embs, costs, budget, SMALL_N)
+    ):
+        return None
+    n = block_embs.shape[0]
+    if not (edges is None or (isinstance(edges, DependencyGraph) and edges.n == n)):
+        return None
+    q = query_emb if query_emb.dtype == np.float64 else query_emb.astype(np.float64)
+    return _fused_path(q, block_embs, costs, as_graph(edges, n), budget, p, mode)
 
 
 def _checked(
@@ -175,8 +204,9 @@ def _paths(
     if 0 < n <= SMALL_N and isinstance(embs, np.ndarray) and queries.shape[0] == 1 and weights is None and seq is None:
         if pins is not None:
             return _fused_pinned_path(queries[0], embs, cost, total_cost, graph, budget, p, mode, age, *pins, cost_fn)
-        if age is None:
-            return _fused_path(queries[0], embs, cost, total_cost, graph, budget, p, mode)
+        fused = None if age is not None else _fused_path(queries[0], embs, cost, graph, budget, p, mode)
+        if fused is not None:  # always, for inputs that passed the checks
+            return fused
     if weights is None:
         weights = _validate.query_weights(None, queries.shape[0])
     if n == 0:
@@ -188,28 +218,32 @@ def _paths(
 
 
 def _fused_path(
-    q: np.ndarray, embs: np.ndarray, cost: np.ndarray, total_cost: int, graph: DependencyGraph, budget: int,
-    p: Params, mode: str,
-) -> Retention:  # fmt: skip
-    """Every stage and the selection in one ``kernels.pipeline.retain_small`` call (same bits)."""
+    q: np.ndarray, embs: np.ndarray, cost: np.ndarray, graph: DependencyGraph, budget: int, p: Params, mode: str
+) -> Retention | None:
+    """Every stage and the selection in one ``kernels.pipeline.retain_small`` call (same bits).
+
+    The inputs have the checked types (``_validate.canonical``; ``q`` float64) and their
+    values are checked in the kernel: None if the query is not finite or a cost is out of
+    range (``_checked`` then says which), ValueError if a similarity is not finite.
+    """
     n = embs.shape[0]
     out = np.empty((4, n), dtype=np.float64)
-    ranking = np.empty(n, dtype=np.int64)
-    kept = np.empty(n, dtype=np.int64)
+    positions = np.empty((2, n), dtype=np.int64)
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
-    used, count, finite = pipeline.retain_small(
-        stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, min(budget, total_cost),
+    outcome, used, count = pipeline.retain_small(
+        stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, budget, _validate.cost_limit(n),
         p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
-        p.selection == "prefix", mode == "fast", stages.REASON_CODES,
-        out, ranking, kept, mask, reasons,
+        p.selection == "prefix", mode == "fast", stages.REASON_CODES, out, positions, mask, reasons,
     )  # fmt: skip
-    if not finite:
+    if outcome == pipeline.UNCHECKED:
+        return None
+    if outcome == pipeline.NOT_FINITE:
         stages.check_finite(out[0], embs)
-    sim, rel, pi, scores = out
     return Retention(
-        kept[:count], mask, scores, rel, pi, sim, reasons, int(used), budget, p.policy, p.selection, _rank=ranking
-    )
+        positions[1, :count], mask, out[3], out[1], out[2], out[0], reasons, used, budget, p.policy, p.selection,
+        _rank=positions[0],
+    )  # fmt: skip
 
 
 def _fused_pinned_path(
@@ -274,7 +308,7 @@ def _pinned_path(
     used, table = _escalated_walk(
         index, cost, total_cost, pinned_mask, roots, budget, cost_fn, ranking, scored.keep_reason, p, mask, reasons
     )
-    pinned = np.flatnonzero(pinned_mask)
+    pinned = _indices(pinned_mask)
     return _result(scored, mask, reasons, used, budget, p, seq, pinned=pinned, table=table, ranking=ranking)
 
 
@@ -298,12 +332,18 @@ def _escalated_walk(
     return used, plan.table
 
 
+def _indices(mask: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(mask)``, on threads for a large store (``selection.retained``)."""
+    n = mask.shape[0]
+    return stages.pick(n, selection_kernels.retained, selection_kernels.retained_par)(mask, stages.row_parts(n))
+
+
 def _result(
     scored: stages.Scored, mask: np.ndarray, reasons: np.ndarray, used: int, budget: int, p: Params,
     seq: np.ndarray | None, *, pinned: np.ndarray | None = None, table: Any = None, ranking: np.ndarray | None = None,
 ) -> Retention:  # fmt: skip
     return Retention(
-        retained=np.flatnonzero(mask),
+        retained=_indices(mask),
         mask=mask,
         scores=scored.scores,
         relevance=scored.relevance,

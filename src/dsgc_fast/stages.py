@@ -134,14 +134,18 @@ def similarity_rows(queries: Floats, embs: Embeddings, mode: str = "exact") -> F
 
 def check_finite(a: Floats, embs: Embeddings) -> None:
     """Raise ValueError unless every similarity in ``a`` ((N,) or (m, N)) is finite."""
+    if not a.size:
+        return
     n = embs.shape[0]
-    if a.size and not checks.all_finite(a.reshape(-1, n)):
-        row = int(np.flatnonzero(~np.isfinite(a.reshape(-1, n)).all(axis=0))[0])
-        if not isinstance(embs, QuantizedEmbeddings):  # int8 codes are always finite
-            values = embs.row(row) if isinstance(embs, TiledEmbeddings) else embs[row]
-            if not np.isfinite(values).all():
-                raise ValueError(f"block_embs contains NaN or inf (row {row})")
-        raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
+    rows = a.reshape(-1, n)
+    if checks.all_finite_par(rows, row_parts(n)) if _config.parallel(n) else checks.all_finite(rows):
+        return
+    row = int(np.flatnonzero(~np.isfinite(rows).all(axis=0))[0])
+    if not isinstance(embs, QuantizedEmbeddings):  # int8 codes are always finite
+        values = embs.row(row) if isinstance(embs, TiledEmbeddings) else embs[row]
+        if not np.isfinite(values).all():
+            raise ValueError(f"block_embs contains NaN or inf (row {row})")
+    raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
 
 
 def mixture(a: Floats, weights: Floats, tau: float | None) -> Floats:

@@ -16,12 +16,12 @@ import numba
 import numpy as np
 
 from .._config import JIT
-from .checks import all_finite
+from .checks import all_finite, cost_bounds
 from .closure import closure_mask, select_pinned
 from .graph_kernels import fill_edge_rows
 from .propagation import k_hop, one_hop
 from .scoring import AGENT, rule_scores, similarity, similarity_fast, softmax, working_support
-from .selection import rank, rule_kept, select
+from .selection import mask_positions, rank, rule_kept, select
 
 
 @numba.njit(**JIT)
@@ -78,36 +78,36 @@ def retain_store(
     return select(ranking, costs, budget, prefix, kept, codes[3], codes[4], mask, reasons)
 
 
+#: ``retain_small`` outcomes: done; a similarity is not finite; the query or the costs are out of range
+DONE, NOT_FINITE, UNCHECKED = 0, 1, 2
+
+
 @numba.njit(**JIT)
 def retain_small(
-    embs, q, costs, dep_indptr, dep_indices, budget,
+    embs, q, costs, dep_indptr, dep_indices, budget, cost_limit,
     tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
-    out, ranking, kept, mask, reasons,
+    out, positions, mask, reasons,
 ):  # fmt: skip
-    """``retain_store`` for one call from Python, with the glue around it done here too.
+    """``retain_store`` for one call from Python, with the checks of values and the glue around it.
 
-    ``out`` rows receive (similarity, relevance, propagated, scores); ``budget`` is already
-    capped at the total cost; ``kept[:count]`` receives the kept indices, ascending.  Returns
-    ``(used, count, finite)``, ``finite`` False when a similarity is NaN or infinite (the
-    caller raises; nothing here reads out of bounds on such values).
+    First the checks of values: if the query has a NaN or inf, or a cost is negative or above
+    ``cost_limit``, nothing else is done and the outcome is UNCHECKED (the caller's checks say
+    why).  Then the budget is capped at the total cost and ``retain_store`` runs: ``out``
+    rows receive (similarity, relevance, propagated, scores), ``positions[0]`` every index
+    best first and ``positions[1][:count]`` the kept indices, ascending.  Returns
+    ``(outcome, used, count)``; NOT_FINITE when a similarity is NaN or infinite (the caller
+    raises; nothing here reads out of bounds on such values).
     """
+    negative, top, total = cost_bounds(costs, 1)
+    if negative or top > cost_limit or not all_finite(q.reshape((1, q.shape[0]))):
+        return UNCHECKED, 0, 0
     used = retain_store(
-        embs, q, costs, dep_indptr, dep_indices, budget,
+        embs, q, costs, dep_indptr, dep_indices, min(budget, total),
         tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
-        out[0], out[1], out[2], out[3], ranking, mask, reasons,
+        out[0], out[1], out[2], out[3], positions[0], mask, reasons,
     )  # fmt: skip
-    return used, _kept_list(mask, kept), all_finite(out[:1])
-
-
-@numba.njit(**JIT)
-def _kept_list(mask, kept):
-    """kept[:count] <- the indices where ``mask`` is True, ascending; returns count."""
-    count = 0
-    for i in range(mask.shape[0]):
-        if mask[i]:
-            kept[count] = i
-            count += 1
-    return count
+    count = mask_positions(mask, 0, mask.shape[0], positions[1], 0)
+    return (DONE if all_finite(out[:1]) else NOT_FINITE), used, count
 
 
 @numba.njit(**JIT)
@@ -160,4 +160,4 @@ def retain_pinned_small(
         ranking, costs, min(budget, total), prefix, kept_reason, codes, pin_codes, 0, np.zeros(n, dtype=np.bool_),
         need_indptr, need_blocks, pinned, mask, reasons,
     )  # fmt: skip
-    return used, _kept_list(mask, kept), n_pinned, finite
+    return used, mask_positions(mask, 0, n, kept, 0), n_pinned, finite

@@ -4,7 +4,8 @@ The dot-product and softmax kernels have one body and two dispatchers (serial an
 ``parallel=True``); ``out[i]`` is written by exactly one iteration, so both give identical
 bits at any thread count.  The cheap elementwise kernels are serial only (a parallel region
 costs more than they do); the softmax denominator is one sequential loop (its order is
-the contract's) and the maximum eight interleaved ones (any order gives the same maximum).
+the contract's) and the maximum is taken over ranges, on threads in the twin (any order
+gives the same maximum).
 """
 
 from __future__ import annotations
@@ -167,26 +168,25 @@ similarity_fast_par = numba.njit(cache_twin(_similarity_fast_impl, "_par"), **JI
 
 
 @numba.njit(**JIT)
-def maximum(a):
-    """max_i a_i of a non-empty vector without NaN, in eight interleaved running maxima.
+def maximum(a, lo, hi):
+    """max of a[lo:hi] (lo < hi, no NaN), in eight interleaved running maxima.
 
     The maximum of a set does not depend on the order it is taken in, so eight independent
     comparison chains give the one-chain result twice as fast.  (A NaN is skipped by the
     comparisons, so the result may then differ from a left-to-right loop's; every caller
     rejects non-finite similarities.)
     """
-    n = a.shape[0]
-    lanes = np.full(8, a[0])
-    body = n - n % 8
-    for i in range(0, body, 8):
+    lanes = np.full(8, a[lo])
+    body = hi - (hi - lo) % 8
+    for i in range(lo, body, 8):
         for k in range(8):
             if a[i + k] > lanes[k]:
                 lanes[k] = a[i + k]
-    m = a[0]
+    m = a[lo]
     for k in range(8):
         if lanes[k] > m:
             m = lanes[k]
-    for i in range(body, n):
+    for i in range(body, hi):
         if a[i] > m:
             m = a[i]
     return m
@@ -195,13 +195,18 @@ def maximum(a):
 def _softmax_impl(a, tau, out):
     """out_i = exp~((a_i - max a) / tau) / sum_k exp~((a_k - max a) / tau); sum left to right.
 
-    exp~ is the contract's exponential (``exponential.exp_nonpositive``): its loop has no
-    call, so it vectorizes (and the parallel twin splits it over threads).  The denominator
-    is one sequential loop after it and the divisions are row-owned, so the serial kernel
-    and its twin give the same bits.
+    The maximum is taken over ``_CHUNK`` ranges (``maximum``: any grouping gives the same
+    maximum) and exp~ is the contract's exponential (``exponential.exp_nonpositive``): its
+    loop has no call, so it vectorizes.  The denominator is one sequential loop after it
+    (its order is the contract's) and the divisions are row-owned, so the serial kernel and
+    its parallel twin (ranges, exponentials and divisions on threads) give the same bits.
     """
     n = a.shape[0]
-    m = maximum(a)
+    chunks = (n + _CHUNK - 1) // _CHUNK
+    tops = np.empty(chunks, dtype=np.float64)
+    for c in numba.prange(chunks):
+        tops[c] = maximum(a, c * _CHUNK, min(n, c * _CHUNK + _CHUNK))
+    m = maximum(tops, 0, chunks)
     for i in numba.prange(n):
         out[i] = exp_nonpositive((a[i] - m) / tau)
     s = 0.0

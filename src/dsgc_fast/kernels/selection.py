@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._config import JIT, JIT_PARALLEL
+from .._config import JIT, JIT_PARALLEL, cache_twin
 
 
 @numba.njit(**JIT)
@@ -105,6 +105,44 @@ def select(ranking, costs, budget, prefix, kept_reason, skipped_code, cutoff_cod
     return used
 
 
+@numba.njit(**JIT)
+def mask_positions(mask, lo, hi, out, start):
+    """out[start:start + k] <- the k indices i in [lo, hi) where ``mask`` is True, ascending;
+    returns start + k."""
+    for i in range(np.uint64(lo), np.uint64(hi)):
+        if mask[i]:
+            out[start] = i
+            start += 1
+    return start
+
+
+def _retained_impl(mask, parts):
+    """The indices where ``mask`` is True, ascending (``np.flatnonzero``), over ``parts`` ranges.
+
+    Each range counts its blocks, the counts give each range its place in the output, and
+    each range writes its own indices there, so any split (and the parallel twin) gives the
+    same array.
+    """
+    n = mask.shape[0]
+    parts = max(1, min(parts, n))
+    starts = np.zeros(parts + 1, dtype=np.int64)
+    for p in numba.prange(parts):
+        k = 0
+        for i in range(np.uint64(n * p // parts), np.uint64(n * (p + 1) // parts)):  # unsigned: it vectorizes
+            k += np.int64(mask[i])
+        starts[p + 1] = k
+    for p in range(parts):
+        starts[p + 1] += starts[p]
+    out = np.empty(starts[parts], dtype=np.int64)
+    for p in numba.prange(parts):
+        mask_positions(mask, n * p // parts, n * (p + 1) // parts, out, starts[p])
+    return out
+
+
+retained = numba.njit(_retained_impl, **JIT)
+retained_par = numba.njit(cache_twin(_retained_impl, "_par"), **JIT_PARALLEL)
+
+
 #: a round aims at this fraction of what is left, so that it usually fits whole
 _UNDERSHOOT = 0.8
 #: fewest candidates per round
@@ -114,7 +152,7 @@ _MAX_ROUNDS = 8
 #: keys sampled to place a round's score threshold
 _SAMPLE = 1024
 #: the first round parks the blocks scoring below this many times what is left (see below)
-_PARK_AIM = 4.0
+_PARK_AIM = 2.0
 
 
 @numba.njit(**JIT)
@@ -184,75 +222,97 @@ def _sides(score, cost, rem, prefix, threshold, floor):
 
 
 @numba.njit(**JIT)
-def _split_range(scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand, c, act, w):
+def _split_range(scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand, c, band, w):
     """The first round's pass over ``src[lo:hi]`` (None: blocks lo..hi-1), in tie order:
     eligible blocks at or above ``threshold`` are appended to ``cand`` from position ``c``,
-    those in [floor, threshold) to ``act`` from ``w`` (``_sides``).  Returns (new c, cost
-    appended to cand, new w).
+    those in [floor, threshold) to the band from ``w`` (``_sides``).  ``band`` = (indices,
+    scores, costs) side by side: a band block's score and cost are copied beside it while
+    they are in cache.  Returns (new c, cost appended to cand, new w, the cheapest block of
+    the range).
 
     Branch-free (each block is written to both arrays, and only the position of the one it
     belongs to advances): which side a block falls on is unpredictable, and a branch per
-    block cost about twice as much.  Writes stay within cand[c:hi - lo + c] and act[w:...].
-    Indices are unsigned, which spares Numba's negative-index wraparound.
+    block cost about twice as much.  Writes stay within cand[c:hi - lo + c] and the band's
+    [w:...].  Indices are unsigned, which spares Numba's negative-index wraparound.
     """
+    act, band_scores, band_costs = band
     cost = 0
+    cheapest = costs[_at(src, lo)]
     for a in range(np.uint64(lo), np.uint64(hi)):
         i = _at(src, a)
         u = np.uint64(i)
-        above, inside = _sides(scores[u], costs[u], rem, prefix, threshold, floor)
+        score = scores[u]
+        block_cost = costs[u]
+        above, inside = _sides(score, block_cost, rem, prefix, threshold, floor)
         cand[np.uint64(c)] = i
         act[np.uint64(w)] = i
+        band_scores[np.uint64(w)] = score
+        band_costs[np.uint64(w)] = block_cost
         c += np.int64(above)
         w += np.int64(inside)
-        cost += costs[u] * np.int64(above)
-    return c, cost, w
+        cost += block_cost * np.int64(above)
+        cheapest = min(cheapest, block_cost)
+    return c, cost, w, cheapest
 
 
-def _split_parts_impl(scores, costs, src, bounds, rem, prefix, threshold, floor, cand, act, counts):
-    """``_split_range`` over each range bounds[p]..bounds[p+1], into cand and act from bounds[p];
-    counts[p] = (blocks to cand, their cost, blocks to act)."""
+def _split_parts_impl(scores, costs, src, bounds, rem, prefix, threshold, floor, cand, band, reasons, code, counts):
+    """``_split_range`` over each (non-empty) range bounds[p]..bounds[p+1], into cand and the band from
+    bounds[p]; counts[p] = (blocks to cand, their cost, blocks to the band, the cheapest
+    block).  Each range also sets ``reasons`` of blocks bounds[p]..bounds[p+1]-1 to ``code``."""
     for p in numba.prange(bounds.shape[0] - 1):
         lo = bounds[p]
-        c, cost, w = _split_range(
-            scores, costs, src, lo, bounds[p + 1], rem, prefix, threshold, floor, cand, lo, act, lo
+        hi = bounds[p + 1]
+        reasons[lo:hi] = code
+        c, cost, w, cheapest = _split_range(
+            scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand, lo, band, lo
         )
         counts[p, 0] = c - lo
         counts[p, 1] = cost
         counts[p, 2] = w - lo
+        counts[p, 3] = cheapest
 
 
-split_parts_par = numba.njit(_split_parts_impl, **JIT_PARALLEL)
+split_parts = numba.njit(_split_parts_impl, **JIT)
+split_parts_par = numba.njit(cache_twin(_split_parts_impl, "_par"), **JIT_PARALLEL)
 
 
 @numba.njit(**JIT)
-def _split(scores, costs, src, m, rem, prefix, threshold, floor, cand, act, parts):
-    """``_split_range`` over all of ``src[:m]`` from position 0: (count, cost, kept in act).
+def _split(scores, costs, src, m, rem, prefix, threshold, floor, cand, band, reasons, code, parts):
+    """``_split_range`` over all of ``src[:m]`` (m >= 1) from position 0, ``reasons`` set to
+    ``code``: (count, cost, kept in the band, the cheapest block).
 
-    With ``parts`` > 1 the pass runs on threads, one contiguous range each (``split_parts_par``
-    writes each range's blocks from the range's start), and the ranges are then moved to the
-    front in order, so cand and act hold the same blocks in the same order as one pass gives.
-    ``act`` must not be ``src``.
+    In ``parts`` contiguous ranges, on threads when ``parts`` > 1 (``split_parts_par`` writes
+    each range's blocks from the range's start); the ranges are then moved to the front in
+    order, so cand and the band hold the same blocks in the same order as one pass gives.
+    The band's indices must not be ``src``.
     """
-    if parts <= 1:
-        return _split_range(scores, costs, src, 0, m, rem, prefix, threshold, floor, cand, 0, act, 0)
+    parts = max(1, min(parts, m))
     bounds = np.empty(parts + 1, dtype=np.int64)
     for p in range(parts + 1):
         bounds[p] = p * m // parts
-    counts = np.empty((parts, 3), dtype=np.int64)
-    split_parts_par(scores, costs, src, bounds, rem, prefix, threshold, floor, cand, act, counts)
+    counts = np.empty((parts, 4), dtype=np.int64)
+    if parts == 1:
+        split_parts(scores, costs, src, bounds, rem, prefix, threshold, floor, cand, band, reasons, code, counts)
+        return counts[0, 0], counts[0, 1], counts[0, 2], counts[0, 3]
+    split_parts_par(scores, costs, src, bounds, rem, prefix, threshold, floor, cand, band, reasons, code, counts)
+    act, band_scores, band_costs = band
     count = 0
     cost = 0
     w = 0
+    cheapest = counts[0, 3]
     for p in range(parts):
         lo = bounds[p]
         for k in range(counts[p, 0]):  # forward moves: each destination precedes its source
             cand[count + k] = cand[lo + k]
         for k in range(counts[p, 2]):
             act[w + k] = act[lo + k]
+            band_scores[w + k] = band_scores[lo + k]
+            band_costs[w + k] = band_costs[lo + k]
         count += counts[p, 0]
         cost += counts[p, 1]
         w += counts[p, 2]
-    return count, cost, w
+        cheapest = min(cheapest, counts[p, 3])
+    return count, cost, w, cheapest
 
 
 @numba.njit(**JIT)
@@ -295,7 +355,8 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
     """``select(rank(scores, order), ...)`` on an all-False ``mask``, without ranking every block.
 
     ``order`` None is the input order (nothing to read).  ``parts`` > 1 runs the first
-    round's pass (the only one over every block) on threads, in that many ranges.
+    round's pass (the only one over every block: it also sets every reason to skipped, or
+    cut off under prefix, and finds the cheapest block) on threads, in that many ranges.
 
     The blocks scoring at or above any threshold (ties included) are a prefix of the
     ranking, and a prefix whose total cost fits is kept whole whatever its inner order.  So
@@ -310,9 +371,9 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
 
     The first round also parks the blocks scoring below a second threshold, aimed at
     ``_PARK_AIM`` times what is left: the following rounds pass over the band between the
-    two thresholds only, reading its scores and costs from copies gathered beside it once
-    (a band spread thinly over the store would touch nearly every cache line of ``scores``
-    and ``costs`` in every round).  Parked blocks (all scoring below every block of the band) are not
+    two thresholds only, reading its scores and costs from copies the first pass writes
+    beside it (a band spread thinly over the store would touch nearly every cache line of
+    ``scores`` and ``costs`` in every round).  Parked blocks (all scoring below every block of the band) are not
     copied anywhere; only if the band runs out while something still fits are they
     collected again, in tie order, by one pass over ``order``.  So a typical walk reads every
     block once and writes only the band.
@@ -322,13 +383,12 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
     fit; the blocks not yet walked stay "cut off".  Returns the cost kept.
     """
     n = scores.shape[0]
-    reasons[:] = cutoff_code if prefix else skipped_code
     act = np.empty(n, dtype=np.int64)  # the band: remaining blocks above the parking floor, in tie order
+    band_scores, band_costs = np.empty(n, dtype=np.float64), np.empty(n, dtype=np.int64)  # beside it
     cand = np.empty(n, dtype=np.int64)
-    cheapest = costs.min() if n else 0
+    cheapest = 0  # the cheapest block's cost, once the first round has seen every block
     floor = -np.inf  # blocks scoring below it are parked (first round only)
-    band_scores, band_costs = np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64)
-    stale = True  # whether band_scores and band_costs are still to be gathered for act[:m]
+    stale = False  # whether band_scores and band_costs are still to be gathered for act[:m]
     m = n
     rem = budget
     for rounds in range(1, n + 1):
@@ -351,7 +411,10 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
             threshold = _place(keys, total, stride, rem, _UNDERSHOOT)
             if threshold > -np.inf:
                 floor = _place(keys, total, stride, rem, _PARK_AIM)
-            count, cost, m = _split(scores, costs, order, m, rem, prefix, threshold, floor, cand, act, parts)
+            count, cost, m, cheapest = _split(
+                scores, costs, order, m, rem, prefix, threshold, floor, cand, (act, band_scores, band_costs),
+                reasons, cutoff_code if prefix else skipped_code, parts,
+            )  # fmt: skip
         else:
             if stale:
                 band_scores, band_costs = _band_values(scores, costs, act, m)

@@ -1,0 +1,82 @@
+"""``retain`` of a small store given in the checked types (one kernel call, values checked there)
+equals the checked path bit for bit, and raises what the checked path raises."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dsgc_fast
+from dsgc_fast import _validate
+
+from ._cases import examples
+
+
+def _store(seed: int, n: int, d: int, dtype: type):
+    rng = np.random.default_rng(seed)
+    embs = rng.normal(size=(n, d)).astype(dtype)
+    q = rng.normal(size=d).astype(np.float32)
+    costs = rng.integers(0, 30, size=n)
+    return q, embs, costs, rng.integers(0, n, size=(2 * n, 2))
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+    fraction=st.sampled_from([0.0, 0.3, 1.0]),
+    policy=st.sampled_from(["dsgc", "similarity", "recency"]),
+    mode=st.sampled_from(["exact", "fast"]),
+)
+@settings(max_examples=examples(0.5))
+def test_unchecked_call_equals_the_checked_path(seed, n, dtype, fraction, policy, mode):
+    q, embs, costs, edges = _store(seed, n, 8, dtype)
+    graph = dsgc_fast.DependencyGraph.from_edges(n, edges)
+    budget = int(costs.sum() * fraction)
+    assert _validate.canonical(q, embs, costs, budget, 2048)
+    given = q.copy(), embs.copy(), costs.copy()
+    got = dsgc_fast.retain(q, embs, costs, budget, edges=graph, policy=policy, mode=mode)
+    assert all(np.array_equal(a, b) for a, b in zip(given, (q, embs, costs), strict=True))  # nothing is modified
+    # lists are not in the checked types: the same store through the checks
+    want = dsgc_fast.retain(q.tolist(), embs, costs.tolist(), budget, edges=edges, policy=policy, mode=mode)
+    for name in ("retained", "mask", "rank", "reasons", "scores", "relevance", "propagated", "similarity", "working"):
+        assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), name
+    assert got.used == want.used
+
+
+def test_canonical_needs_the_checked_types():
+    q, embs, costs, _ = _store(1, 5, 4, np.float32)
+    assert _validate.canonical(q, embs, costs, 10, 2048)
+    assert not _validate.canonical(q.tolist(), embs, costs, 10, 2048)
+    assert not _validate.canonical(q, embs, costs.astype(np.int32), 10, 2048)
+    assert not _validate.canonical(q, embs, costs.astype(">i8"), 10, 2048)
+    assert not _validate.canonical(q, embs, costs, True, 2048)
+    assert not _validate.canonical(q, embs, costs, -1, 2048)
+    assert not _validate.canonical(q, embs, costs, 2**63, 2048)
+    assert not _validate.canonical(q, embs, costs, 10, 4)
+    assert not _validate.canonical(q[:3], embs, costs, 10, 2048)
+    assert not _validate.canonical(q, np.asfortranarray(embs), costs, 10, 2048)
+    assert not _validate.canonical(q.astype(np.float16), embs, costs, 10, 2048)
+    assert not _validate.canonical(q[None, :], embs, costs, 10, 2048)
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "match"),
+    [
+        (lambda q, e, c: (np.where(np.arange(q.shape[0]) == 1, np.nan, q).astype(np.float32), e, c), ValueError, "NaN"),
+        (lambda q, e, c: (q, e, np.where(np.arange(c.shape[0]) == 2, -1, c)), ValueError, ">= 0"),
+        (lambda q, e, c: (q, e, np.full(c.shape[0], 2**62)), ValueError, "too large"),
+        (lambda q, e, c: (q, np.where(np.arange(e.shape[0])[:, None] == 3, np.inf, e), c), ValueError, "NaN or inf"),
+        (lambda q, e, c: (q * np.float32(1e30), e * 1e300, c), ValueError, "overflows"),
+    ],
+)
+def test_bad_values_raise_as_the_checked_path_does(change, error, match):
+    q, embs, costs, _ = _store(2, 6, 4, np.float64)
+    q, embs, costs = change(q, embs, costs)
+    assert _validate.canonical(q, embs, costs, 10, 2048)
+    with pytest.raises(error, match=match):
+        dsgc_fast.retain(q, embs, costs, 10)
+    with pytest.raises(error, match=match):
+        dsgc_fast.retain(q.tolist(), embs.tolist(), costs.tolist(), 10)
