@@ -4,30 +4,40 @@
 exactly what ``dsgc_ref.retain`` (the pure-Python oracle) returns, bit for bit on float64.
 ``MemoryStore`` keeps an agent's memory with a lossless archive; ``select`` makes the store's
 decision over a chat history the caller owns.
+
+Every public name is imported at its first use (PEP 562 ``__getattr__``), so ``import
+dsgc_fast`` (and an adapter that imports one submodule) loads neither Numba nor the engine;
+``from dsgc_fast import retain`` imports ``dsgc_fast.engine`` then.
 """
 
-from dsgc_ref.contract import (
-    POLICIES,
-    SELECTIONS,
-    BindingTable,
-    Form,
-    Params,
-    Reason,
-    ReferentEvictionError,
-    whitespace_cost,
-)
+from __future__ import annotations
 
-from ._archive_access import ArchiveLockedError
-from .batch import BatchRetention, retain_batch
-from .digest import is_digest, render_digest
-from .digest_selection import FormSelection, select_forms
-from .embeddings import QuantizedEmbeddings, TiledEmbeddings
-from .engine import retain
-from .graph import DependencyGraph
-from .history import SelectCache, Selection, min_budget, select
-from .pins import ReferentIndex, orphans, pin_closure
-from .result import Retention
-from .store import MemoryStore
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsgc_ref.contract import (
+        POLICIES,
+        SELECTIONS,
+        BindingTable,
+        Form,
+        Params,
+        Reason,
+        ReferentEvictionError,
+        whitespace_cost,
+    )
+
+    from ._archive_access import ArchiveLockedError
+    from .batch import BatchRetention, retain_batch
+    from .digest import is_digest, render_digest
+    from .digest_selection import FormSelection, select_forms
+    from .embeddings import QuantizedEmbeddings, TiledEmbeddings
+    from .engine import retain
+    from .graph import DependencyGraph
+    from .history import SelectCache, Selection, min_budget, select
+    from .pins import ReferentIndex, orphans, pin_closure
+    from .result import Retention
+    from .store import MemoryStore
 
 __all__ = [
     "POLICIES",
@@ -59,3 +69,49 @@ __all__ = [
     "select_forms",
     "whitespace_cost",
 ]
+
+#: the module each public name is imported from, at its first use
+_SOURCES = {
+    "POLICIES": "dsgc_ref.contract",
+    "SELECTIONS": "dsgc_ref.contract",
+    "BindingTable": "dsgc_ref.contract",
+    "Form": "dsgc_ref.contract",
+    "Params": "dsgc_ref.contract",
+    "Reason": "dsgc_ref.contract",
+    "ReferentEvictionError": "dsgc_ref.contract",
+    "whitespace_cost": "dsgc_ref.contract",
+    "ArchiveLockedError": "._archive_access",
+    "BatchRetention": ".batch",
+    "retain_batch": ".batch",
+    "is_digest": ".digest",
+    "render_digest": ".digest",
+    "FormSelection": ".digest_selection",
+    "select_forms": ".digest_selection",
+    "QuantizedEmbeddings": ".embeddings",
+    "TiledEmbeddings": ".embeddings",
+    "retain": ".engine",
+    "DependencyGraph": ".graph",
+    "SelectCache": ".history",
+    "Selection": ".history",
+    "min_budget": ".history",
+    "select": ".history",
+    "ReferentIndex": ".pins",
+    "orphans": ".pins",
+    "pin_closure": ".pins",
+    "Retention": ".result",
+    "MemoryStore": ".store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first access and kept here."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
