@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
 
     from ._archive_access import ArchiveLockedError
+    from ._warmup import warmup
     from .batch import BatchRetention, retain_batch
     from .digest import is_digest, render_digest
     from .digest_selection import FormSelection, select_forms
@@ -67,6 +68,7 @@ __all__ = [
     "retain_batch",
     "select",
     "select_forms",
+    "warmup",
     "whitespace_cost",
 ]
 
@@ -81,6 +83,7 @@ _SOURCES = {
     "ReferentEvictionError": "dsgc_ref.contract",
     "whitespace_cost": "dsgc_ref.contract",
     "ArchiveLockedError": "._archive_access",
+    "warmup": "._warmup",
     "BatchRetention": ".batch",
     "retain_batch": ".batch",
     "is_digest": ".digest",
