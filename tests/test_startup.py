@@ -36,10 +36,18 @@ def test_import_dsgc_fast_loads_no_submodule_until_a_name_is_used():
     assert used == {"dsgc_fast.history": True, "dsgc_fast.batch": False}
 
 
-def test_the_langchain_adapter_does_not_load_the_agent_stack_at_import():
+def test_the_langchain_adapter_loads_no_agent_stack_and_no_numba_at_import():
     pytest.importorskip("langchain.agents")
     heavy = ["langchain.agents", "langchain_core.language_models.chat_models", "langgraph.config", "dsgc_fast.batch"]
+    heavy += ["numba", "dsgc_fast._config", "dsgc_fast.kernels.pipeline", "dsgc_fast.kernels.checks"]
     assert _loaded_after("import dsgc_fast.integrations.langchain", heavy) == dict.fromkeys(heavy, False)
+
+
+def test_a_deferred_module_is_the_module_at_first_use():
+    from dsgc_fast import graph
+    from dsgc_fast.kernels import checks
+
+    assert graph.checks.same_words is checks.same_words
 
 
 def test_every_exported_name_resolves_and_is_listed():

@@ -5,9 +5,10 @@ exactly what ``dsgc_ref.retain`` (the pure-Python oracle) returns, bit for bit o
 ``MemoryStore`` keeps an agent's memory with a lossless archive; ``select`` makes the store's
 decision over a chat history the caller owns.
 
-Every public name is imported at its first use (PEP 562 ``__getattr__``), so ``import
-dsgc_fast`` (and an adapter that imports one submodule) loads neither Numba nor the engine;
-``from dsgc_fast import retain`` imports ``dsgc_fast.engine`` then.
+Every public name is imported at its first use (PEP 562 ``__getattr__``): ``import dsgc_fast``
+loads none of its modules, ``from dsgc_fast import retain`` imports ``dsgc_fast.engine`` then.
+No module loads Numba or a kernel at import (``dsgc_fast._deferred``): the first call that
+runs a kernel does.
 """
 
 from __future__ import annotations

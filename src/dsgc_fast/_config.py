@@ -15,7 +15,9 @@ a parallel loop).  A layer named in ``NUMBA_THREADING_LAYER`` is kept under "aut
 that cannot load is replaced by auto's choice, with a warning.  Whatever layer runs, a
 process forked after a fork-unsafe layer started its threads runs only the serial twins, so
 prefork servers and ``multiprocessing`` pools work (serially in their children under omp).
-The layer is chosen at import, before Numba starts its threads (it cannot change after).
+The layer is chosen at this module's import (at the first kernel's load: the modules that call
+kernels defer them, ``dsgc_fast._deferred``), before Numba starts its threads (it cannot change
+after).
 
 The exact path never uses fastmath (no reassociation, no FMA contraction), so each dot
 product accumulates left to right exactly like ``dsgc_ref``.

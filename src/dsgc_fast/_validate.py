@@ -14,7 +14,9 @@ import numpy as np
 
 from dsgc_ref.contract import INT64_MAX, is_integer_scalar
 
-from .kernels import checks
+from ._deferred import deferred
+
+checks = deferred("dsgc_fast.kernels.checks")
 
 #: integer inputs (indices, costs, offsets) stay below this, so their sums stay inside int64
 _INDEX_LIMIT = INT64_MAX // 4
