@@ -21,7 +21,7 @@ new history     in a warm process, ``select_messages`` on a history the process 
                 (each round ``dsgc_bench.agent_path.variant`` of the session: every text gets a
                 round mark, so nothing of it is cached) beside ``trim_messages`` on it;
 same history    ``select_messages`` on the same list again (the process cache's hit) beside
-                ``trim_messages`` on it.
+                ``trim_messages`` on it (``dsgc_bench.timing.interleaved``).
 
 Ratios are dsgc time over peer time; the targets are those of issue 29.  Needs the
 ``langchain`` and ``tokens`` extras.
@@ -34,9 +34,9 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any
 
 from dsgc_bench.agent_path import FRESH, SESSION, fresh_code, load_session, variant
+from dsgc_bench.timing import interleaved
 
 
 def _fmt(seconds: float) -> str:
@@ -53,15 +53,6 @@ def fresh(name: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def _best(fn: Any, reps: int) -> float:
-    best = float("inf")
-    for _ in range(reps):
-        started = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def warm(rounds: int) -> dict[str, float]:
     """Best times of ``select_messages`` and ``trim_messages`` on new and on same histories in this process."""
     from langchain_core.messages import convert_to_messages
@@ -73,18 +64,18 @@ def warm(rounds: int) -> dict[str, float]:
     chat = load_session()
     budget = conversation_tokens(chat) // 4
     held = convert_to_messages(chat)
-    trim = trim_call(chat, budget)
-    select_messages(held, max_tokens=budget)  # warm-up: kernels, encoders, the encoding
-    trim()
-    best = dict.fromkeys(("select, new", "trim, new", "select, same", "trim, same"), float("inf"))
-    for r in range(rounds):
-        new_chat = variant(chat, r)
-        new_held = convert_to_messages(new_chat)
-        new_trim = trim_call(new_chat, budget)
-        best["trim, new"] = min(best["trim, new"], _best(new_trim, 1))
-        best["select, new"] = min(best["select, new"], _best(lambda: select_messages(new_held, max_tokens=budget), 1))
-        best["select, same"] = min(best["select, same"], _best(lambda: select_messages(held, max_tokens=budget), 3))
-        best["trim, same"] = min(best["trim, same"], _best(trim, 3))
+    same = interleaved([lambda: select_messages(held, max_tokens=budget), trim_call(chat, budget)], rounds)
+    best = {"select, same": same[0], "trim, same": same[1], "select, new": float("inf"), "trim, new": float("inf")}
+    for mark in range(rounds):  # one call each per new history: a second call would find it cached
+        new_chat = variant(chat, mark)
+        new_held, new_trim = convert_to_messages(new_chat), trim_call(new_chat, budget)
+        t0 = time.perf_counter()
+        new_trim()
+        t1 = time.perf_counter()
+        select_messages(new_held, max_tokens=budget)
+        t2 = time.perf_counter()
+        best["trim, new"] = min(best["trim, new"], t1 - t0)
+        best["select, new"] = min(best["select, new"], t2 - t1)
     return best
 
 
