@@ -43,7 +43,6 @@ digest (``dsgc_fast.token_counts``), never by text.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import functools
 import inspect
@@ -228,6 +227,8 @@ class _Selector:
 
     async def acall(self, messages: Any) -> list[BaseMessage]:
         """``__call__`` in a worker thread."""
+        import asyncio  # here, not at the top: a sync caller never loads it
+
         return await asyncio.to_thread(self, messages)
 
     def _started(self, kept: list[BaseMessage]) -> list[BaseMessage]:
@@ -490,6 +491,8 @@ def _middleware_class() -> Callable[[ThreadMemory], AgentMiddleware]:
     ``langchain.agents`` loads LangChain's chat-model stack (seconds): importing it here, not
     with this module, keeps the adapter's import near that of ``langchain_core.messages``.
     """
+    import asyncio
+
     from langchain.agents.middleware import AgentMiddleware
     from langgraph.config import get_config
 
