@@ -110,10 +110,8 @@ class LexicalEncoder:
                 cells.append(row * LEXICAL_DIM + bucket)
                 signs.append(sign)
         # sums of +-1 are exact in float64 in any order: the counts a per-token loop would make
-        counts = np.bincount(
-            np.array(cells, dtype=np.int64), np.array(signs, dtype=np.float64), len(texts) * LEXICAL_DIM
-        )
-        counts = counts.astype(np.float64, copy=False).reshape(len(texts), LEXICAL_DIM)  # int64 when empty
+        sums = np.bincount(np.array(cells, dtype=np.int64), np.array(signs, dtype=np.float64), len(texts) * LEXICAL_DIM)
+        counts = sums.astype(np.float64, copy=False).reshape(len(texts), LEXICAL_DIM)  # bincount: int64 when empty
         norms = np.sqrt(np.sum(counts * counts, axis=1))
         nonzero = norms > 0
         counts[nonzero] /= norms[nonzero, None]
