@@ -66,6 +66,8 @@ def test_benchmark_runs_once(cls, method, args):
         func = method
         if func.__name__.startswith("timeraw_"):
             code = func()
+            if isinstance(code, tuple):  # asv's (statement, setup) form
+                code = f"{code[1]}\n{code[0]}"
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
             assert out.returncode == 0, out.stderr
         else:

@@ -14,37 +14,48 @@ Logging: the stdlib ``dsgc`` logger; module ``dsgc_fast.x`` logs to ``dsgc.x`` (
 ``dsgc.compaction`` logger writes one DEBUG record per compaction or selection and a WARNING
 when the budget cannot hold the live blocks).  The package adds only a ``NullHandler``:
 nothing is printed unless the application configures logging.
+
+Every public name is imported at its first use (PEP 562 ``__getattr__``): ``import dsgc_fast``
+loads none of its modules, ``from dsgc_fast import retain`` imports ``dsgc_fast.engine`` then.
+No module loads Numba or a kernel at import (``dsgc_fast._deferred``): the first call that
+runs a kernel does.
 """
 
+from __future__ import annotations
+
+import importlib
 import logging
+from typing import TYPE_CHECKING, Any
 
-from dsgc_ref.contract import (
-    POLICIES,
-    SELECTIONS,
-    BindingTable,
-    DsgcError,
-    DsgcRuntimeError,
-    DsgcTypeError,
-    DsgcValueError,
-    Form,
-    Params,
-    Reason,
-    ReferentEvictionError,
-    whitespace_cost,
-)
+if TYPE_CHECKING:
+    from dsgc_ref.contract import (
+        POLICIES,
+        SELECTIONS,
+        BindingTable,
+        DsgcError,
+        DsgcRuntimeError,
+        DsgcTypeError,
+        DsgcValueError,
+        Form,
+        Params,
+        Reason,
+        ReferentEvictionError,
+        whitespace_cost,
+    )
 
-from ._archive_access import ArchiveLockedError
-from .batch import BatchRetention, retain_batch
-from .digest import is_digest, render_digest
-from .digest_selection import FormSelection, select_forms
-from .embeddings import QuantizedEmbeddings, TiledEmbeddings
-from .engine import retain
-from .graph import DependencyGraph
-from .history import SelectCache, Selection, min_budget, select
-from .messages import SessionError
-from .pins import ReferentIndex, orphans, pin_closure
-from .result import Retention
-from .store import MemoryStore
+    from ._archive_access import ArchiveLockedError
+    from ._warmup import warmup
+    from .batch import BatchRetention, retain_batch
+    from .digest import is_digest, render_digest
+    from .digest_selection import FormSelection, select_forms
+    from .embeddings import QuantizedEmbeddings, TiledEmbeddings
+    from .engine import retain
+    from .graph import DependencyGraph
+    from .history import SelectCache, Selection, min_budget, select
+    from .messages import SessionError
+    from .pins import ReferentIndex, orphans, pin_closure
+    from .result import Retention
+    from .store import MemoryStore
 
 logging.getLogger("dsgc").addHandler(logging.NullHandler())
 
@@ -81,5 +92,58 @@ __all__ = [
     "retain_batch",
     "select",
     "select_forms",
+    "warmup",
     "whitespace_cost",
 ]
+
+#: the module each public name is imported from, at its first use
+_SOURCES = {
+    "POLICIES": "dsgc_ref.contract",
+    "SELECTIONS": "dsgc_ref.contract",
+    "BindingTable": "dsgc_ref.contract",
+    "DsgcError": "dsgc_ref.contract",
+    "DsgcRuntimeError": "dsgc_ref.contract",
+    "DsgcTypeError": "dsgc_ref.contract",
+    "DsgcValueError": "dsgc_ref.contract",
+    "Form": "dsgc_ref.contract",
+    "Params": "dsgc_ref.contract",
+    "Reason": "dsgc_ref.contract",
+    "ReferentEvictionError": "dsgc_ref.contract",
+    "whitespace_cost": "dsgc_ref.contract",
+    "ArchiveLockedError": "._archive_access",
+    "warmup": "._warmup",
+    "BatchRetention": ".batch",
+    "retain_batch": ".batch",
+    "is_digest": ".digest",
+    "render_digest": ".digest",
+    "FormSelection": ".digest_selection",
+    "select_forms": ".digest_selection",
+    "QuantizedEmbeddings": ".embeddings",
+    "TiledEmbeddings": ".embeddings",
+    "retain": ".engine",
+    "DependencyGraph": ".graph",
+    "SelectCache": ".history",
+    "Selection": ".history",
+    "min_budget": ".history",
+    "select": ".history",
+    "SessionError": ".messages",
+    "ReferentIndex": ".pins",
+    "orphans": ".pins",
+    "pin_closure": ".pins",
+    "Retention": ".result",
+    "MemoryStore": ".store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first access and kept here."""
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

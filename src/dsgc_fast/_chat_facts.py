@@ -22,8 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from ._deferred import deferred
 from ._growable import Growable
-from .kernels.chat import working_ages
+
+chat_kernels = deferred("dsgc_fast.kernels.chat")
 
 _OTHER, _USER, _TOOL = 0, 1, 2
 #: the referent prefixes that tie a tool call (bound by the calling message) to its result (bound by the result)
@@ -71,7 +73,7 @@ class ChatFacts:
         (``ChatUnits.ages`` and ``turn_start``) when the store is not ``ambiguous``.
         """
         out = np.empty(slots.shape[0], dtype=np.int64)
-        turn = working_ages(
+        turn = chat_kernels.working_ages(
             slots, active, self.role.view(), self.has_calls.view(), self.caller.view(), _USER, _TOOL, out
         )
         return out, None if turn < 0 else int(turn)

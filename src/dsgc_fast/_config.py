@@ -1,6 +1,6 @@
 """Numba options for every kernel, read once from the environment.
 
-DSGC_NUMBA_CACHE      "0" disables the on-disk compile cache (default: enabled)
+DSGC_NUMBA_CACHE      "0" disables the on-disk compile cache (default: enabled; see ``cache_dir``)
 DSGC_PARALLEL_MIN_N   smallest N for which the parallel dispatchers are used (default 32768);
                       below it the serial twins run, avoiding thread start-up cost.  Results
                       are identical either way: parallel loops only write row-owned outputs.
@@ -15,7 +15,9 @@ a parallel loop).  A layer named in ``NUMBA_THREADING_LAYER`` is kept under "aut
 that cannot load is replaced by auto's choice, with a warning.  Whatever layer runs, a
 process forked after a fork-unsafe layer started its threads runs only the serial twins, so
 prefork servers and ``multiprocessing`` pools work (serially in their children under omp).
-The layer is chosen at import, before Numba starts its threads (it cannot change after).
+The layer is chosen at this module's import (at the first kernel's load: the modules that call
+kernels defer them, ``dsgc_fast._deferred``), before Numba starts its threads (it cannot change
+after).
 
 The exact path never uses fastmath (no reassociation, no FMA contraction), so each dot
 product accumulates left to right exactly like ``dsgc_ref``.
@@ -33,7 +35,37 @@ from collections.abc import Callable
 
 import numba
 
+
+def cache_dir() -> str | None:
+    """The directory Numba keeps the compiled kernels in (the first writable one), None if none is.
+
+    ``NUMBA_CACHE_DIR`` when set; else ``dsgc_fast/kernels/__pycache__`` (a source checkout, a
+    user or virtual-environment install); else Numba's user cache directory (``~/.cache/numba``
+    on Linux), where Numba itself goes when the package's directory is read-only (a system
+    install).  Numba tries the same locations in the same order.
+    """
+    from numba.misc.appdirs import AppDirs
+
+    kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+    candidates = [numba.config.CACHE_DIR] if numba.config.CACHE_DIR else []
+    candidates += [os.path.join(kernels, "__pycache__"), AppDirs("numba", appauthor=False).user_cache_dir]
+    for path in candidates:
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(path, os.W_OK):
+            return path
+    return None
+
+
+#: whether kernels are cached on disk: off with DSGC_NUMBA_CACHE=0, or when no location is writable
+#: (then every process compiles what it runs; Numba would refuse to define a cached kernel)
 CACHE: bool = os.environ.get("DSGC_NUMBA_CACHE", "1") != "0"
+if CACHE and cache_dir() is None:
+    warnings.warn("no writable directory for Numba's cache: kernels are compiled in every process; "
+                  "set NUMBA_CACHE_DIR to a writable directory to keep them", RuntimeWarning, stacklevel=2)  # fmt: skip
+    CACHE = False
 PARALLEL_MIN_N: int = int(os.environ.get("DSGC_PARALLEL_MIN_N", "32768"))
 THREADING_LAYERS = ("auto", "tbb", "omp", "workqueue")
 THREADING_LAYER: str = os.environ.get("DSGC_THREADING_LAYER", "auto")

@@ -14,9 +14,11 @@ import numpy as np
 
 from dsgc_ref.contract import INT64_MAX, is_integer_scalar
 
-from . import _config
-from .kernels import checks
-from .kernels.propagation import PARTS
+from ._deferred import deferred
+
+_config = deferred("dsgc_fast._config")
+checks = deferred("dsgc_fast.kernels.checks")
+propagation = deferred("dsgc_fast.kernels.propagation")
 
 #: integer inputs (indices, costs, offsets) stay below this, so their sums stay inside int64
 _INDEX_LIMIT = INT64_MAX // 4
@@ -204,7 +206,7 @@ def costs(value: Any, n: int, name: str = "costs") -> tuple[np.ndarray, int]:
     c = integer_vector(name, value, n)
     if not c.size:
         return c, 0
-    negative, top, total = (checks.cost_bounds_par if _config.parallel(n) else checks.cost_bounds)(c, PARTS)
+    negative, top, total = (checks.cost_bounds_par if _config.parallel(n) else checks.cost_bounds)(c, propagation.PARTS)
     if negative:
         raise ValueError(f"{name} must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
     if top > cost_limit(n):

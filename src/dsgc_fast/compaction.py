@@ -73,13 +73,13 @@ import numpy as np
 from dsgc_ref.contract import BindingTable, Form, Params, Reason, ReferentEvictionError
 
 from ._chat_facts import CALL_PREFIX, RESULT_PREFIX
+from ._deferred import deferred
 from .archive import Block
 from .digest_blocks import BlockDigest
 from .digest_selection import select_forms
 from .engine import retain_built
 from .explain import BindingTableBlock
 from .graph import DependencyGraph
-from .kernels.selection import rule_kept
 from .pins import ReferentIndex, binding_table, closure, render_table
 from .result import Retention
 from .stages import REASON_CODES, score_rule
@@ -95,6 +95,7 @@ ToolResults = Callable[[np.ndarray], Mapping[int, tuple[Mapping[str, Any], str]]
 
 #: the package's loggers are named ``dsgc.<module>`` (``dsgc_fast.compaction`` -> ``dsgc.compaction``)
 log = logging.getLogger(__name__.replace("dsgc_fast", "dsgc", 1))
+selection_kernels = deferred("dsgc_fast.kernels.selection")
 
 
 def check_over_budget(on_over_budget: Any) -> str:
@@ -404,7 +405,7 @@ def _digested(
     n = kept.shape[0]
     ranked = np.empty(n, dtype=np.int8)
     working = result.working if result.working is not None else np.zeros(n)
-    rule_kept(
+    selection_kernels.rule_kept(
         score_rule(params.policy, True), result.relevance, result.propagated, working, params.effective_lambda,
         REASON_CODES, ranked,
     )  # fmt: skip

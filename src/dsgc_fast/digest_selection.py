@@ -26,7 +26,9 @@ import numpy as np
 from dsgc_ref.contract import Form, check_budget
 
 from . import _validate
-from .kernels import digest_selection as kernel
+from ._deferred import deferred
+
+kernel = deferred("dsgc_fast.kernels.digest_selection")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _validate
-from .kernels.rowdot import TILE_ROWS
+from ._deferred import deferred
+
+rowdot = deferred("dsgc_fast.kernels.rowdot")
 
 
 class TiledEmbeddings:
@@ -57,10 +59,10 @@ class TiledEmbeddings:
         """Tile an (N, d) float16/float32/float64 matrix (other real dtypes become float64)."""
         arr = _validate.embeddings("embs", embs)
         n, d = arr.shape
-        n_tiles = -(-n // TILE_ROWS)
-        padded = np.zeros((n_tiles * TILE_ROWS, d), dtype=arr.dtype)
+        n_tiles = -(-n // rowdot.TILE_ROWS)
+        padded = np.zeros((n_tiles * rowdot.TILE_ROWS, d), dtype=arr.dtype)
         padded[:n] = arr
-        tiles = np.ascontiguousarray(padded.reshape(n_tiles, TILE_ROWS, d).transpose(0, 2, 1))
+        tiles = np.ascontiguousarray(padded.reshape(n_tiles, rowdot.TILE_ROWS, d).transpose(0, 2, 1))
         tiles.flags.writeable = False
         return cls(tiles, n)
 
@@ -75,7 +77,7 @@ class TiledEmbeddings:
 
     def row(self, i: int) -> np.ndarray:
         """Row i's values (a copy)."""
-        return self.tiles[i // TILE_ROWS, :, i % TILE_ROWS].copy()
+        return self.tiles[i // rowdot.TILE_ROWS, :, i % rowdot.TILE_ROWS].copy()
 
     def to_array(self) -> np.ndarray:
         """The (N, d) matrix back in row-major order."""

@@ -102,11 +102,16 @@ class LexicalEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), 256) float64, each row the normalized signed bucket counts."""
         texts = _check_texts(texts)
-        counts = np.zeros((len(texts), LEXICAL_DIM), dtype=np.float64)
+        cells: list[int] = []  # row * LEXICAL_DIM + bucket of each token
+        signs: list[int] = []
         for row, text in enumerate(texts):
             for token in tokenize(text):
                 bucket, sign = self._slot(token)
-                counts[row, bucket] += sign
+                cells.append(row * LEXICAL_DIM + bucket)
+                signs.append(sign)
+        # sums of +-1 are exact in float64 in any order: the counts a per-token loop would make
+        sums = np.bincount(np.array(cells, dtype=np.int64), np.array(signs, dtype=np.float64), len(texts) * LEXICAL_DIM)
+        counts = sums.astype(np.float64, copy=False).reshape(len(texts), LEXICAL_DIM)  # bincount: int64 when empty
         norms = np.sqrt(np.sum(counts * counts, axis=1))
         nonzero = norms > 0
         counts[nonzero] /= norms[nonzero, None]

@@ -24,12 +24,14 @@ import numpy.typing as npt
 from dsgc_ref.contract import ParamOverrides, Params, Reason, check_budget
 
 from . import _validate, stages
+from ._deferred import deferred
 from .graph import DependencyGraph, as_graph
-from .kernels import closure as closure_kernels
-from .kernels import pipeline
-from .kernels import selection as selection_kernels
 from .pins import ReferentIndex, as_index, closure, escalate
 from .result import Retention
+
+closure_kernels = deferred("dsgc_fast.kernels.closure")
+pipeline = deferred("dsgc_fast.kernels.pipeline")
+selection_kernels = deferred("dsgc_fast.kernels.selection")
 
 #: stores up to this size with one query and the input tie order take ``_fused_path`` (no pinning) or
 #: ``_fused_pinned_path``

@@ -37,14 +37,16 @@ import numpy as np
 
 from dsgc_ref.contract import Reason
 
+from ._deferred import deferred
 from ._terminal import printable
 from .archive import Block
 from .digest_blocks import BlockDigest
 from .explain_html import render
 from .graph import DependencyGraph
-from .kernels.closure import closure_forest, forest_depths
 from .pins import ReferentIndex
 from .result import Retention
+
+closure_kernels = deferred("dsgc_fast.kernels.closure")
 
 _ADMITTED = (Reason.KEPT_RELEVANCE, Reason.KEPT_PROPAGATION, Reason.KEPT_RECENCY, Reason.KEPT_WORKING)
 
@@ -489,9 +491,9 @@ class _Facts:
         n = len(self.ids)
         parent, link = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
         ptr, blocks = self.referents.need_indptr, self.referents.need_blocks
-        reached = closure_forest(sources, ptr, blocks, np.zeros(n, dtype=np.bool_), parent, link)
+        reached = closure_kernels.closure_forest(sources, ptr, blocks, np.zeros(n, dtype=np.bool_), parent, link)
         depth, source = np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)
-        forest_depths(reached, parent, depth, source)
+        closure_kernels.forest_depths(reached, parent, depth, source)
         return parent, link, depth, source
 
     @property
@@ -531,7 +533,9 @@ class _Facts:
         if self.result.reasons[i] != Reason.SKIPPED_NO_FIT or ptr[i] == ptr[i + 1]:
             return []
         parent, link = np.full(len(self.ids), -1, dtype=np.int64), np.full(len(self.ids), -1, dtype=np.int64)
-        reached = closure_forest(np.array([i]), ptr, self.referents.need_blocks, self.blocked, parent, link)
+        reached = closure_kernels.closure_forest(
+            np.array([i]), ptr, self.referents.need_blocks, self.blocked, parent, link
+        )
         return sorted(int(b) for b in reached[1:])
 
     def support_from(self, i: int) -> tuple[tuple[str, float], ...]:

@@ -7,14 +7,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import numba
 import numpy as np
 
-from . import _config, _validate
-from ._config import PARALLEL_MIN_N
-from .kernels.checks import same_words, same_words_par
-from .kernels.graph_kernels import build_csr, fill_edge_rows, gather_rows, row_distinct
-from .kernels.propagation import PARTS
+from . import _validate
+from ._deferred import deferred
+
+numba = deferred("numba")
+_config = deferred("dsgc_fast._config")
+checks = deferred("dsgc_fast.kernels.checks")
+graph_kernels = deferred("dsgc_fast.kernels.graph_kernels")
+propagation = deferred("dsgc_fast.kernels.propagation")
 
 
 def _entry_width(n: int) -> type[np.signedinteger]:
@@ -70,13 +72,15 @@ class DependencyGraph:
         n = _validate.block_count(n)
         e = _validate.edges(edges, n)
         if not _config.parallel(e.shape[0]):
-            return cls.built(n, *build_csr(n, e[:, 1].copy(), e[:, 0].copy()))
-        start, idx, indptr = row_distinct(n, e[:, 1], e[:, 0], PARTS)  # rows: prerequisites; cols: dependents
+            return cls.built(n, *graph_kernels.build_csr(n, e[:, 1].copy(), e[:, 0].copy()))
+        start, idx, indptr = graph_kernels.row_distinct(
+            n, e[:, 1], e[:, 0], propagation.PARTS
+        )  # rows: prerequisites; cols: dependents
         m = int(indptr[n])
         indices = np.empty(m, dtype=np.int64)
         width = _entry_width(n)
         rows, cols = np.empty(m, dtype=width), np.empty(m, dtype=width)
-        gather_rows(start, idx, indptr, PARTS, indices, rows, cols)
+        graph_kernels.gather_rows(start, idx, indptr, propagation.PARTS, indices, rows, cols)
         return cls.built(n, indptr, indices, rows, cols)
 
     @classmethod
@@ -103,7 +107,7 @@ class DependencyGraph:
     def dep_rows(self) -> np.ndarray:
         """The row of each entry of ``dep_indices`` (``_entry_width``: int32 when n fits, else int64)."""
         rows = np.empty(self.n_edges, dtype=_entry_width(self.n))
-        fill_edge_rows(self.dep_indptr, rows)
+        graph_kernels.fill_edge_rows(self.dep_indptr, rows)
         rows.flags.writeable = False
         return rows
 
@@ -119,7 +123,7 @@ class DependencyGraph:
     def prerequisites(self) -> tuple[np.ndarray, np.ndarray]:
         """(indptr, indices) CSR: row j lists the blocks j depends on, ascending."""
         e = self.edge_array()
-        indptr, indices = build_csr(self.n, e[:, 0].copy(), e[:, 1].copy())
+        indptr, indices = graph_kernels.build_csr(self.n, e[:, 0].copy(), e[:, 1].copy())
         indptr.flags.writeable = False
         indices.flags.writeable = False
         return indptr, indices
@@ -155,7 +159,7 @@ class _LastEdges:
         self._entry: tuple[int, np.ndarray, DependencyGraph] | None = None
 
     def graph(self, n: int, edges: Any) -> DependencyGraph:
-        if not (isinstance(edges, np.ndarray) and edges.ndim == 2 and edges.shape[0] >= PARALLEL_MIN_N):
+        if not (isinstance(edges, np.ndarray) and edges.ndim == 2 and edges.shape[0] >= _config.PARALLEL_MIN_N):
             return DependencyGraph.from_edges(n, edges)
         with self._lock:
             entry = self._entry
@@ -180,9 +184,11 @@ class _LastEdges:
         words = body // 8
         if _config.parallel(words):
             return bool(
-                same_words_par(mine[:body].view(np.uint64), theirs[:body].view(np.uint64), numba.get_num_threads())
+                checks.same_words_par(
+                    mine[:body].view(np.uint64), theirs[:body].view(np.uint64), numba.get_num_threads()
+                )
             )
-        return bool(same_words(mine[:body].view(np.uint64), theirs[:body].view(np.uint64), 1))
+        return bool(checks.same_words(mine[:body].view(np.uint64), theirs[:body].view(np.uint64), 1))
 
     def clear(self) -> None:
         with self._lock:

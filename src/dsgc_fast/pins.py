@@ -28,7 +28,9 @@ from dsgc_ref.contract import (
 )
 
 from . import _validate
-from .kernels import closure as closure_kernels
+from ._deferred import deferred
+
+closure_kernels = deferred("dsgc_fast.kernels.closure")
 
 Indices = npt.NDArray[np.int64]
 

@@ -9,7 +9,9 @@ import numpy.typing as npt
 
 from dsgc_ref.contract import BindingTable, Reason
 
-from .kernels import selection as selection_kernels
+from ._deferred import deferred
+
+selection_kernels = deferred("dsgc_fast.kernels.selection")
 
 
 @dataclass

@@ -19,17 +19,22 @@ from __future__ import annotations
 import contextlib
 from typing import NamedTuple
 
-import numba
 import numpy as np
 import numpy.typing as npt
 
 from dsgc_ref.contract import Params, Reason
 
-from . import _config
+from ._deferred import deferred
 from .embeddings import QuantizedEmbeddings, TiledEmbeddings
 from .graph import DependencyGraph
-from .kernels import checks, propagation, quantized, scoring
-from .kernels import selection as selection_kernels
+
+numba = deferred("numba")
+_config = deferred("dsgc_fast._config")
+checks = deferred("dsgc_fast.kernels.checks")
+propagation = deferred("dsgc_fast.kernels.propagation")
+quantized = deferred("dsgc_fast.kernels.quantized")
+scoring = deferred("dsgc_fast.kernels.scoring")
+selection_kernels = deferred("dsgc_fast.kernels.selection")
 
 Floats = npt.NDArray[np.float64]
 #: what ``similarity_rows`` scores: a plain (N, d) float16/float32/float64 array or a layout
@@ -49,8 +54,6 @@ REASON_CODES = np.array(
     dtype=np.int8,
 )
 
-_SCORE_RULES = {"similarity": scoring.SIMILARITY, "recency": scoring.RECENCY}
-
 #: ``retain(mode=...)``: "exact" (bit-identical to dsgc_ref) or "fast" (fast-math dot products)
 MODES = ("exact", "fast")
 
@@ -63,7 +66,7 @@ def score_rule(policy: str, working: bool = False) -> int:
     """
     if policy == "agent" and working:
         return scoring.AGENT
-    return _SCORE_RULES.get(policy, scoring.WEIGHTED)
+    return {"similarity": scoring.SIMILARITY, "recency": scoring.RECENCY}.get(policy, scoring.WEIGHTED)
 
 
 def check_mode(mode: object) -> str:

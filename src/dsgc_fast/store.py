@@ -60,6 +60,7 @@ from dsgc_ref.contract import (
 from . import _validate, token_counts
 from ._archive_access import database_error
 from ._chat_facts import CALL_PREFIX, RESULT_PREFIX, ChatFacts
+from ._deferred import deferred
 from ._growable import Growable as _Growable
 from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
@@ -69,11 +70,12 @@ from .digest_blocks import BlockDigests, digested_block, whole_block
 from .encoders import check_unicode, encode_function
 from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_report
 from .graph import DependencyGraph
-from .kernels.graph_kernels import active_csr
-from .kernels.referents import active_links
 from .pins import ReferentIndex, closure
 from .stages import similarity_rows
 from .token_counts import TokenCounter, Tokenizer
+
+graph_kernels = deferred("dsgc_fast.kernels.graph_kernels")
+referent_kernels = deferred("dsgc_fast.kernels.referents")
 
 Encoder = Any  # a name, an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
 
@@ -891,7 +893,7 @@ class MemoryStore:
         """The prerequisite edges (declared and induced) among the active blocks ``slots``, in local indices
         (O(active edges))."""
         ptr, prerequisites, in_force = self._induced.csr(len(self._ids))
-        csr = active_csr(
+        csr = graph_kernels.active_csr(
             slots, self._active.view(), self._edge_ptr.view(), self._prerequisites.view(), ptr, prerequisites, in_force
         )
         return DependencyGraph.built(int(slots.shape[0]), *csr)
@@ -1477,7 +1479,9 @@ class _Referents:
         from the active blocks' lists; referent ids are local (those the active blocks touch).
         """
         uses, binds_csr = (self.use_ptr.view(), self.use_refs.view()), (self.bind_ptr.view(), self.bind_refs.view())
-        touched, indptr, use_ids, binder, binder_slot = active_links(slots, *uses, *binds_csr, len(self.names))
+        touched, indptr, use_ids, binder, binder_slot = referent_kernels.active_links(
+            slots, *uses, *binds_csr, len(self.names)
+        )
         names = _Gather(self.names, touched)
         values = _LiveValues(binds, names, binder_slot)
         return ReferentIndex.built(int(slots.shape[0]), indptr, use_ids, binder, names, values)

@@ -43,15 +43,14 @@ digest (``dsgc_fast.token_counts``), never by text.
 
 from __future__ import annotations
 
-import asyncio
 import collections
+import functools
 import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, cast, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
@@ -61,8 +60,6 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.prompt_values import PromptValue
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langgraph.config import get_config
 
 from dsgc_ref.contract import PARAM_NAMES, Params, check_budget, is_integer_scalar
 
@@ -72,6 +69,10 @@ from ..history import SelectCache, Selection
 from ..token_counts import TokenCounter, token_counter
 from ._annotations import checked_annotation
 from ._select import DEFAULT_OVER_BUDGET, select_history
+
+if TYPE_CHECKING:  # imported where used: langchain.agents and langchain_core.runnables take seconds to load
+    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain_core.runnables import Runnable, RunnableConfig
 
 #: the thread id of a graph run without one (no checkpointer, no ``thread_id`` in the config)
 DEFAULT_THREAD = "default"
@@ -227,6 +228,8 @@ class _Selector:
 
     async def acall(self, messages: Any) -> list[BaseMessage]:
         """``__call__`` in a worker thread."""
+        import asyncio  # here, not at the top: a sync caller never loads it
+
         return await asyncio.to_thread(self, messages)
 
     def _started(self, kept: list[BaseMessage]) -> list[BaseMessage]:
@@ -366,6 +369,8 @@ def select_messages(
     """
     selector = _Selector(max_tokens, **settings)
     if messages is None:
+        from langchain_core.runnables import RunnableLambda
+
         return RunnableLambda(selector, afunc=selector.acall, name="select_messages")
     return selector(messages)
 
@@ -432,7 +437,7 @@ class ThreadMemory:
     # -- LangChain create_agent -----------------------------------------------------------
     def middleware(self) -> AgentMiddleware:
         """A ``create_agent`` middleware doing what ``pre_model_hook`` does, per model request."""
-        return _DsgcMiddleware(self)
+        return _middleware_class()(self)
 
     # -- selection ----------------------------------------------------------------------
     def select(self, messages: Sequence[BaseMessage], *, thread_id: str = DEFAULT_THREAD) -> list[BaseMessage]:
@@ -481,31 +486,51 @@ class ThreadMemory:
             return thread
 
 
-class _DsgcMiddleware(AgentMiddleware):
-    """``wrap_model_call``: the request's system message and messages, selected by ``ThreadMemory``."""
+@functools.cache
+def _middleware_class() -> Callable[[ThreadMemory], AgentMiddleware]:
+    """The middleware class, made at the first ``ThreadMemory.middleware()``.
 
-    def __init__(self, memory: ThreadMemory) -> None:
-        super().__init__()
-        self.memory = memory
+    ``langchain.agents`` loads LangChain's chat-model stack (seconds): importing it here, not
+    with this module, keeps the adapter's import near that of ``langchain_core.messages``.
+    """
+    import asyncio
 
-    @property
-    def name(self) -> str:
-        return "DsgcContext"
+    from langchain.agents.middleware import AgentMiddleware
+    from langgraph.config import get_config
 
-    def _request(self, request: ModelRequest) -> ModelRequest:
-        system = request.system_message
-        sent = self.memory._decide([*([] if system is None else [system]), *request.messages], thread_of(get_config()))
-        if system is not None and sent.kept and sent.kept[0] is system:
-            return request.override(system_message=_appended(system, sent.tables), messages=cast(Any, sent.kept[1:]))
-        return request.override(messages=cast(Any, _with_tables(sent.kept, sent.tables)))
+    class _DsgcMiddleware(AgentMiddleware):
+        """``wrap_model_call``: the request's system message and messages, selected by ``ThreadMemory``."""
 
-    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
-        return handler(self._request(request))
+        def __init__(self, memory: ThreadMemory) -> None:
+            super().__init__()
+            self.memory = memory
 
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return await handler(await asyncio.to_thread(self._request, request))
+        @property
+        def name(self) -> str:
+            return "DsgcContext"
+
+        def _request(self, request: ModelRequest) -> ModelRequest:
+            system = request.system_message
+            sent = self.memory._decide(
+                [*([] if system is None else [system]), *request.messages], thread_of(get_config())
+            )
+            if system is not None and sent.kept and sent.kept[0] is system:
+                return request.override(
+                    system_message=_appended(system, sent.tables), messages=cast(Any, sent.kept[1:])
+                )
+            return request.override(messages=cast(Any, _with_tables(sent.kept, sent.tables)))
+
+        def wrap_model_call(
+            self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+        ) -> ModelResponse:
+            return handler(self._request(request))
+
+        async def awrap_model_call(
+            self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        ) -> ModelResponse:
+            return await handler(await asyncio.to_thread(self._request, request))
+
+    return _DsgcMiddleware
 
 
 def _appended(system: SystemMessage, tables: Sequence[str]) -> SystemMessage:
