@@ -24,12 +24,22 @@ from dsgc_bench.bfcl.anchors import (
     oracle_digest,
     oracle_units,
     store_default,
+    store_default_digests,
     store_recency,
 )
 from dsgc_bench.bfcl.data import HELD_OUT, SPLITS, check_split
 from dsgc_bench.bfcl.oracle import digest_lines, digest_oracle, result_lines, unit_oracle
 from dsgc_bench.bfcl.points import make_point
-from dsgc_bench.bfcl.units import Sent, charged, counter_of, in_unit, score_sent, sent_of, transcript_problems
+from dsgc_bench.bfcl.units import (
+    Sent,
+    charged,
+    counter_of,
+    in_unit,
+    message_cost,
+    score_sent,
+    sent_of,
+    transcript_problems,
+)
 from dsgc_fast import SelectCache, select
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.token_counts import message_tokens
@@ -257,3 +267,38 @@ def test_a_binding_table_is_an_added_message_and_counts_for_the_values_it_holds(
     scored = score_sent(point, sent, budget, counter)
     assert (scored.kept, scored.invalid, scored.misreported) == (1, 0, 0)
     assert charged(sent, counter) == got.used <= budget
+
+
+def _listing(k0: int, n: int) -> dict:
+    return {
+        "orders": [
+            {"id": f"ORD-{k}", "status": "shipped", "note": "packed with care and sent " * 6} for k in range(k0, k0 + n)
+        ]
+    }
+
+
+def test_the_digest_row_keeps_a_value_the_whole_message_row_loses_charged_the_digests_framed_cost():
+    point = in_unit(
+        _session([_listing(1000, 12), _listing(2000, 12)], ["ORD-1003"], system=True, query="cancel that one"),
+        "tokens",
+    )
+    counter = counter_of("tokens")
+    holder = point.holders[("text", "ord-1003")][0]
+    found = []
+    for share in [k / 20 for k in range(1, 20)]:
+        budget = point.budget(share)
+        whole = score_sent(point, store_default(point, budget, _context()), budget, counter)
+        got = select(
+            [dict(m) for m in point.messages], budget, cache=SelectCache(), on_over_budget="roots_only", digests=True
+        )
+        sent = store_default_digests(point, budget, _context())
+        assert sent == from_selection(got)
+        digest = score_sent(point, sent, budget, counter)
+        assert (digest.broken, digest.invalid, digest.misreported, digest.used <= budget) == (0, 0, 0, True)
+        for k, dg in got.digested.items():  # a digest is sent in place, charged its own framed cost
+            assert sent.messages[sent.origins.index(k)] == dg.message != point.messages[k]
+            assert message_cost(dg.message, counter) == dg.cost < point.costs[k]
+        if holder in got.digested and digest.kept > whole.kept:
+            assert "ORD-1003" in got.digested[holder].text
+            found.append(share)
+    assert found, "no share digests the holder and keeps its value: the fixture no longer exercises digests"

@@ -212,9 +212,22 @@ class BfclSuite:
         for split in self.splits:
             check_split(split, self.held_out)
 
-    def build(self, config: RunConfig) -> Plan:
+    def transcripts(self) -> list[Transcript]:
+        """The replayed sessions of ``splits`` (the first ``sessions`` of each)."""
         chosen = [s for split in self.splits for s in load_sessions(split, held_out=self.held_out)[: self.sessions]]
-        transcripts = [replay(s, parallel=self.parallel) for s in chosen]
+        return [replay(s, parallel=self.parallel) for s in chosen]
+
+    def units_only(self, config: RunConfig) -> dict[str, Any]:
+        """The product-unit tables alone (``compare.run_units``, then ``compare.summarize_units``;
+        ``compare.unit_parts`` renders them), without the suite's other tables."""
+        points = [p for tr in self.transcripts() for p in transcript_points(tr)]
+        encoders = {name: config.encodings[name] for name in config.encoders}
+        for encoder in encoders.values():
+            encoder.prepare(t for p in points for t in p.texts)
+        return summarize_units(run_units(points, encoders, self.shares), list(config.encoders))
+
+    def build(self, config: RunConfig) -> Plan:
+        transcripts = self.transcripts()
         points = [p for tr in transcripts for p in transcript_points(tr)]
         far = {table: longrange.points(config.seeds, tools=tools) for table, tools in LONGRANGE.items()}
         return Plan(transcripts, check_all(transcripts), points, far, padded(points, PADDING))
