@@ -339,14 +339,25 @@ class MemoryStore:
         is rebuilt from the database, and the error propagates.  The group holds the
         store's lock: other threads wait until it ends.  ``save`` inside a group is refused.
         """
-        self._enter()
-        try:
+        with self._held():
             try:
                 with self._archive.transaction():
                     yield
             except BaseException:
                 self._rebuild()
                 raise
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """Hold the store's lock (on an open store, in the process that opened it) for the whole block.
+
+        For a read-check-write made of several calls (``messages.add_records`` plans
+        generated ids and tool-call pairing against the store's blocks, then adds the
+        plans): no other thread changes the store in between.
+        """
+        self._enter()
+        try:
+            yield
         finally:
             self._lock.release()
 
