@@ -503,6 +503,7 @@ class MemoryStore:
         new = [t for t in dict.fromkeys(texts) if t not in recent]
         if new:
             for text, row in zip(new, encoded(self._encode_texts, new, name, self.dimension)):
+                row = row.copy()  # a row of its own: a view would keep the whole batch's array alive
                 row.flags.writeable = False
                 recent[text] = row
         for text in texts:
@@ -1081,6 +1082,7 @@ class MemoryStore:
                 del self._newest_binder[referent], self._binder_slots[referent]
             else:
                 self._newest_binder[referent] = binder
+        self._recent_rows.clear()  # a memo keyed by text: no deleted text stays in it
         if self._induced.blocks:  # induction forgets deleted blocks: read the others again
             self._rebuild()
         return [self._ids[s] for s in slots]
