@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from dsgc_ref.contract import BindingTable, Reason
+from dsgc_ref.contract import POLICIES, SELECTIONS, BindingTable, Reason
 
+from . import _validate
 from .kernels import selection as selection_kernels
 
 
@@ -64,6 +65,30 @@ class Retention:
     _rank: npt.NDArray[np.int64] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        """Check every field (types, lengths, index ranges): a hand-built result must not reach a kernel unchecked."""
+        owner = "Retention"
+        _validate.result_field(owner, "mask", self.mask, np.bool_, None)
+        n = self.mask.shape[0]
+        for name in ("scores", "relevance", "propagated", "similarity"):
+            _validate.result_field(owner, name, getattr(self, name), np.float64, n)
+        _validate.result_field(owner, "reasons", self.reasons, np.int8, n)
+        for name in ("retained", "pinned"):
+            _validate.result_indices(owner, name, getattr(self, name), n)
+        for name in ("order", "_rank"):
+            if getattr(self, name) is not None:
+                _validate.result_indices(owner, name, getattr(self, name), n)
+                _validate.result_field(owner, name, getattr(self, name), np.int64, n)
+        if self.working is not None:
+            _validate.result_field(owner, "working", self.working, np.float64, n)
+        _validate.result_scalars(
+            owner,
+            {"used": self.used, "budget": self.budget},
+            {"policy": (self.policy, POLICIES), "selection": (self.selection, SELECTIONS)},
+        )
+        if self.binding_table is not None and not isinstance(self.binding_table, BindingTable):
+            raise TypeError(
+                f"Retention.binding_table must be a BindingTable or None, got {type(self.binding_table).__name__}"
+            )
         if self.working is None:
             self.working = np.zeros(self.scores.shape[0])
         if self.order is not None:

@@ -61,6 +61,12 @@ class ItemGroup:
     indices: tuple[int, ...]
     message: dict[str, Any] | None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.indices, tuple) or not all(isinstance(i, int) and i >= 0 for i in self.indices):
+            raise TypeError(f"ItemGroup.indices must be a tuple of item positions, got {self.indices!r}")
+        if self.message is not None and not isinstance(self.message, dict):
+            raise TypeError(f"ItemGroup.message must be a message dict or None, got {type(self.message).__name__}")
+
 
 def item_groups(items: Sequence[Any]) -> list[ItemGroup]:
     """Group Responses items into chat messages (see the module docstring)."""
