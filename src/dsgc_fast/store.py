@@ -9,11 +9,11 @@ store.  The database is the record: opening a store on an existing archive file 
 
 Sessions.  ``delete``, ``pop``, ``truncate_after`` and ``clear`` take blocks out of the
 conversation for good: a deleted block is neither active nor archived, is never recalled,
-found by ``search`` or used as a binder, and its id is never reused.  Its row moves, in one
-transaction, to the database's ``deleted`` table (with the compaction and reason that had
-archived it, if any), and the deletion is logged; so nothing is lost by accident: the record
-still holds it (``deleted()``), and the compaction log keeps every compaction as it
-happened.  When a deleted block was the live binder of a referent an active block uses,
+found by ``search`` or used as a binder, and its id is never reused.  Its content is erased
+from the store and from the database, in one transaction: a tombstone (seq, id, cost,
+dependencies, with the compaction and reason that had archived it, if any) moves to the
+``deleted`` table and the deletion is logged (``deleted()``: blocks with empty text), and
+the compaction log keeps every compaction as it happened.  When a deleted block was the live binder of a referent an active block uses,
 the next newest binder becomes live and, if archived, returns to the active set in the same
 transaction.  ``search`` ranks the archive by similarity to a query and can recall the hits.
 
@@ -1074,6 +1074,7 @@ class MemoryStore:
         for slot in slots:
             self._active.view()[slot] = False
             self._deleted.view()[slot] = True
+            self._binds[slot], self._uses[slot] = {}, ()  # erased, as in the database's tombstone
         self._drop_active([s for s in slots if s in self._active_blocks])
         self._set_active_slots(None)
         for referent, binder in binders.items():
