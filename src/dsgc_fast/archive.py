@@ -426,6 +426,7 @@ class Archive:
     def _use_memory(self, conn: sqlite3.Connection, memdb: bool) -> None:
         """Make ``conn`` (an in-memory database, in ``memdb`` or not) this archive's database."""
         self._connection = conn
+        conn.execute("PRAGMA secure_delete=ON")  # as for a file: erased content is zeroed in memory too
         self._memdb_pages = MEMDB_SPILL // conn.execute("PRAGMA page_size").fetchone()[0] if memdb else 0
         self._outgrown = False
 
