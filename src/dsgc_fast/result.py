@@ -66,20 +66,25 @@ class Retention:
 
     def __post_init__(self) -> None:
         """Check every field (types, lengths, index ranges): a hand-built result must not reach a kernel unchecked."""
-        owner = "Retention"
-        _validate.result_field(owner, "mask", self.mask, np.bool_, None)
+        owner, v = "Retention", _validate
+        v.result_field(owner, "mask", self.mask, v.BOOL, None)
         n = self.mask.shape[0]
-        for name in ("scores", "relevance", "propagated", "similarity"):
-            _validate.result_field(owner, name, getattr(self, name), np.float64, n)
-        _validate.result_field(owner, "reasons", self.reasons, np.int8, n)
-        for name in ("retained", "pinned"):
-            _validate.result_indices(owner, name, getattr(self, name), n)
-        for name in ("order", "_rank"):
-            if getattr(self, name) is not None:
-                _validate.result_indices(owner, name, getattr(self, name), n)
-                _validate.result_field(owner, name, getattr(self, name), np.int64, n)
+        fields = [
+            ("scores", self.scores, v.F64, True), ("relevance", self.relevance, v.F64, True),
+            ("propagated", self.propagated, v.F64, True), ("similarity", self.similarity, v.F64, True),
+            ("reasons", self.reasons, v.I8, True), ("retained", self.retained, v.I64, False),
+            ("pinned", self.pinned, v.I64, False),
+        ]  # fmt: skip
+        fields += [
+            (name, x, v.I64, True) for name, x in (("_rank", self._rank), ("order", self.order)) if x is not None
+        ]
         if self.working is not None:
-            _validate.result_field(owner, "working", self.working, np.float64, n)
+            fields.append(("working", self.working, v.F64, True))
+        v.result_fields(owner, n, fields)
+        v.result_sorted_indices(owner, "retained", self.retained, n)
+        v.result_sorted_indices(owner, "pinned", self.pinned, n)
+        if self.order is not None:  # the one field a kernel reads by index (``rank``)
+            v.result_indices(owner, "order", self.order, n)
         _validate.result_scalars(
             owner,
             {"used": self.used, "budget": self.budget},
