@@ -237,6 +237,11 @@ def test_fuzz_cli_in_process(workdir, lines, command, budget, opts, write):
             "line 1: the message is nested",
         ),
         (b'{"text": "a", "meta": {"x": ' + b"[" * 700 + b"]" * 700 + b"}}\n", "line 1: meta is nested more than 100"),
+        # issue 28, defect 16: an integer over 4,300 digits gave Python's message, naming no file or line
+        (
+            b'{"role": "user", "content": "a"}\n{"role": "user", "content": "b", "x": ' + b"9" * 5000 + b"}\n",
+            "line 2: invalid JSON: Exceeds the limit (4300 digits)",
+        ),
     ],
 )
 def test_input_found_by_fuzzing_exits_2_naming_the_line(workdir, content, message):

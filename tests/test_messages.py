@@ -19,6 +19,7 @@ from dsgc_fast.messages import (
     compact_messages,
     load_session,
     read_jsonl,
+    remove_messages,
     to_messages,
     write_jsonl,
 )
@@ -39,15 +40,17 @@ sentences = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".jo
 
 
 @st.composite
-def conversations(draw, first_call=0, pin=False):
+def conversations(draw, first_call=0, pin=False, reuse=False):
     """A system prompt, then turns: user, 0-2 tool rounds (1-3 parallel calls each), answer.
 
     With ``pin``, one message may carry a ``pinned`` annotation (a root anywhere, even
-    inside a tool-call unit).
+    inside a tool-call unit); with ``reuse``, every turn numbers its calls from
+    ``first_call`` again (``call_0`` every turn, as some providers do).
     """
     messages = [{"role": "system", "content": draw(sentences)}]
     number = first_call
     for _ in range(draw(st.integers(1, 5))):
+        number = first_call if reuse else number
         messages.append({"role": "user", "content": draw(sentences)})
         for _ in range(draw(st.integers(0, 2))):
             calls = [
@@ -84,7 +87,7 @@ def assert_units_whole(store, units):
 
 
 @given(
-    conversations(pin=True),
+    st.booleans().flatmap(lambda reuse: conversations(pin=True, reuse=reuse)),
     st.lists(st.tuples(st.integers(0, 150), st.sampled_from(dsgc_fast.POLICIES)), min_size=1, max_size=3),
     st.integers(0, 10),
 )
@@ -184,6 +187,69 @@ def test_tool_result_for_an_archived_call_recalls_the_call():
     check_messages(to_messages(store))
 
 
+def reused_ids_session(turns=3):
+    """A session whose every turn calls ``call_0`` (and ``call_1``) again."""
+    messages = [{"role": "system", "content": "agent"}]
+    for t in range(turns):
+        messages += [
+            {"role": "user", "content": f"status of order {t}"},
+            {"role": "assistant", "content": None, "tool_calls": [call("call_0"), call("call_1", "kyc")]},
+            {"role": "tool", "tool_call_id": "call_1", "content": f"kyc for order {t} cleared"},
+            {"role": "tool", "tool_call_id": "call_0", "content": f"order {t} shipped"},
+            {"role": "assistant", "content": f"order {t} shipped"},
+        ]
+    return messages
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 100])
+def test_a_call_id_reused_in_a_later_turn_pairs_each_result_with_its_own_call(tmp_path, batch):
+    """Regression (issue 28, defect 15): ``call_0`` in a second turn raised ``duplicate tool
+    call id`` and made the thread unusable; chat APIs need ids unique only within an
+    assistant message and its results.  Added in any batches (and resumed from the file
+    between a call and its results), each result depends on its own call, units stay whole,
+    and deleting the newest unit leaves the older ones paired."""
+    messages = reused_ids_session()
+    path = tmp_path / f"reused-{batch}.db"
+    ids = []
+    for k in range(0, len(messages), batch):
+        with MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=path) as store:
+            ids += add_messages(store, copy.deepcopy(messages[k : k + batch]))
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace", archive=path)
+    assert to_messages(store) == messages
+    callers = [i for m, i in zip(messages, ids) if m.get("tool_calls")]
+    for m, i in zip(messages, ids):
+        if m["role"] == "tool":
+            caller = [c for c in callers if store.get(c).seq < store.get(i).seq][-1]
+            assert store.get(i).depends_on == (caller,)
+    units = units_of(messages, ids)
+    for budget in (10, 25, 40, 60):
+        compact_messages(store, budget, on_over_budget="roots_only")
+        assert_units_whole(store, units)
+        check_messages(to_messages(store))
+        store.recall(store.archived_ids())
+    remove_messages(store, callers[-1])
+    left = messages[:-4] + messages[-1:]
+    assert to_messages(store) == left
+    add_messages(store, copy.deepcopy(messages[-5:]))  # the same turn again, ids and all
+    assert to_messages(store) == left + messages[-5:]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("messages", "match"),
+    [
+        ([{"role": "user", "content": "a"}, {"role": "tool", "tool_call_id": "call_0", "content": "r"}], "no matching"),
+        (reused_ids_session(1) + [{"role": "tool", "tool_call_id": "call_0", "content": "r"}], "must follow"),
+        (reused_ids_session(1)[:4] + [{"role": "tool", "tool_call_id": "call_1", "content": "r"}], "a second tool"),
+    ],
+)
+def test_a_result_for_a_call_of_an_earlier_turn_is_still_refused(messages, match):
+    with pytest.raises(SessionError, match=match):
+        add_messages(new_store(), messages)
+    with pytest.raises(SessionError, match=match):
+        dsgc_fast.select(messages, 100, tokenizer="whitespace")
+
+
 def test_binding_table_is_rendered_after_the_system_prompt():
     store = new_store()
     add_messages(
@@ -242,12 +308,12 @@ def test_compact_messages_needs_a_query_without_user_messages():
         (['{"id": "b"}'], "line 1", "needs a string 'text'"),
         (
             [
-                '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f"}}]}',
-                '{"role": "tool", "tool_call_id": "c1", "content": "a"}',
-                '{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "g"}}]}',
+                '{"role": "user", "content": "a"}',
+                '{"role": "assistant", "content": null, "tool_calls": '
+                '[{"id": "c1", "function": {"name": "f"}}, {"id": "c1", "function": {"name": "g"}}]}',
             ],
-            "line 3",
-            "duplicate tool call id 'c1'",
+            "line 2",
+            "duplicate tool call id 'c1' in one assistant message",
         ),
         (
             [

@@ -34,7 +34,7 @@ TOKENIZERS = ["whitespace", "approx", None]
 def sessions(draw):
     """A conversation with tool units, maybe a pinned message, and maybe a referent bound by
     one user turn and used by a later message (the "that account" pattern)."""
-    messages = draw(conversations(pin=True))
+    messages = draw(conversations(pin=True, reuse=draw(st.booleans())))
     users = [k for k, m in enumerate(messages) if m["role"] == "user"]
     if len(users) >= 2 and draw(st.booleans()):
         binder = draw(st.sampled_from(users[:-1]))

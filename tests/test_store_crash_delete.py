@@ -94,18 +94,19 @@ def run_child(path, operation, argument, marker="", occurrence=1, kill_after=Non
 
 
 def check_record(path, extra_prefix="x"):
-    """Integrity, every template block exactly once with its text, logged deletions whole; returns the states."""
+    """Integrity, every template block exactly once with its text (a deleted one erased), logged
+    deletions whole; returns the states."""
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     rows = [
-        (i, text) for t in ("active", "archive", "deleted") for i, text in conn.execute(f"SELECT id, text FROM {t}")
+        (i, text, t) for t in ("active", "archive", "deleted") for i, text in conn.execute(f"SELECT id, text FROM {t}")
     ]
-    ids = [i for i, _ in rows]
+    ids = [i for i, _, _ in rows]
     assert len(ids) == len(set(ids))
-    template = [(i, text) for i, text in rows if not i.startswith(extra_prefix)]
-    assert sorted(i for i, _ in template) == sorted(f"b{i}" for i in range(N_BLOCKS))
-    for block_id, text in template:
-        assert text.encode() == block_text(int(block_id[1:])).encode()
+    template = [(i, text, t) for i, text, t in rows if not i.startswith(extra_prefix)]
+    assert sorted(i for i, _, _ in template) == sorted(f"b{i}" for i in range(N_BLOCKS))
+    for block_id, text, table in template:
+        assert text.encode() == (b"" if table == "deleted" else block_text(int(block_id[1:])).encode())
     logged = dict(conn.execute("SELECT number, blocks FROM deletions"))
     counted = dict(conn.execute("SELECT deletion, count(*) FROM deleted GROUP BY deletion"))
     assert logged == counted  # every logged deletion holds all its rows, and no row is unlogged

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import dsgc_fast
 from dsgc_fast import token_approx, token_counts, whitespace_cost
 from dsgc_fast.token_approx import approx_tokens, pieces
 from dsgc_fast.token_counts import (
@@ -433,6 +434,35 @@ def test_pieces_are_o200k_pieces_on_ascii(text):
     assert sum(len(enc.encode_ordinary(p)) for p in pieces(text)) == len(enc.encode_ordinary(text))
 
 
+@needs_tiktoken
+def test_approx_never_under_counts_whitespace_runs_or_rare_scripts_by_more_than_15_percent():
+    """Regression (issue 28, defect 10): any whitespace run cost 1 (60,000 characters of
+    ``" \n\t"``: 2 approx tokens, 20,001 o200k_base tokens) and rare scripts were
+    under-counted up to 4.4x.  On the error table's stress samples the estimate is within
+    15% or an over-count."""
+    sys.path.insert(0, str(ROOT))
+    from tools.token_error_table import STRESS_FLOOR, stress_samples
+
+    enc = encoding("o200k_base")
+    issue = " \n\t" * 20000
+    for text, source in [(issue, "issue 28"), *((s.text, s.source) for s in stress_samples())]:
+        exact = len(enc.encode_ordinary(text))
+        assert approx_tokens(text) >= STRESS_FLOOR * exact, (source, approx_tokens(text), exact)
+
+
+@needs_tiktoken
+def test_a_budget_counted_by_approx_is_not_overrun_by_a_whitespace_run():
+    """``select(budget=500)`` sent 20,037 real tokens when one message was a long whitespace run."""
+    messages = [
+        {"role": "system", "content": "You answer questions about orders."},
+        {"role": "user", "content": "Here is the export: " + " \n\t" * 20000},
+        {"role": "assistant", "content": "The export is empty."},
+        {"role": "user", "content": "Which orders shipped last week?"},
+    ]
+    got = dsgc_fast.select(messages, 500, tokenizer="approx", on_over_budget="roots_only")
+    assert conversation_tokens(got.messages, "o200k_base") <= 500 * 1.15
+
+
 # -- the tools ------------------------------------------------------------------------------
 @needs_tiktoken
 def test_fit_and_error_table_tools_run_on_a_small_corpus():
@@ -453,3 +483,5 @@ def test_fit_and_error_table_tools_run_on_a_small_corpus():
     assert set(tables["letter_cost"]) == set(token_approx.SCRIPTS)
     table = token_error_table.table(held_out[:40], ["approx", "chars/4"], references=("o200k_base",))
     assert table.startswith("| counter | against |") and "| approx | o200k_base | prose |" in table
+    stress = token_error_table.table(token_error_table.stress_samples(), ["approx"], references=("o200k_base",))
+    assert "| approx | o200k_base | whitespace |" in stress and "| approx | o200k_base | rare scripts |" in stress

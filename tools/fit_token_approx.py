@@ -14,7 +14,9 @@ word kinds, punctuation  ``cost[n] = (sum of counts at length n + M * line(n)) /
                          1..``PUNCT_LENGTHS`` (punctuation); longer pieces scale the last entry
 non-ASCII words          ``LETTER_COST``: non-negative least squares of a word's count on its
                          letters per script; a script without training letters gets the
-                         highest fitted rate (over-counting is the safe side of a budget)
+                         highest fitted rate (over-counting is the safe side of a budget).
+                         The ``other`` group's rate is written but not used: a letter of a
+                         rare script costs its UTF-8 bytes (``token_approx.letter_cost``)
 symbols                  ``SYMBOL_COST_PER_BYTE``: least squares through the origin on UTF-8 bytes
 runs of one character    ``REPEAT_RUN``: the run length per token, from a grid, by least squares
 """

@@ -8,6 +8,7 @@ read, or copied when their dtype or layout must change.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,8 @@ propagation = deferred("dsgc_fast.kernels.propagation")
 _INDEX_LIMIT = INT64_MAX // 4
 
 
+#: the dtypes embeddings are kept and scored in (any other real dtype becomes float64)
+EMBEDDING_DTYPES = (np.float16, np.float32, np.float64)
 #: dtype kinds of real numbers: signed and unsigned integers, floats
 _REAL_KINDS = "iuf"
 
@@ -59,7 +62,7 @@ def embeddings(name: str, value: Any, d: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} has an empty embedding dimension (shape {arr.shape})")
     if d is not None and arr.shape[1] != d:
         raise ValueError(f"{name} has d = {arr.shape[1]} but query_emb has d = {d}")
-    if arr.dtype not in (np.float16, np.float32, np.float64):
+    if arr.dtype not in EMBEDDING_DTYPES:
         arr = arr.astype(np.float64)
     return np.ascontiguousarray(arr)
 
@@ -337,3 +340,58 @@ def csr(name: str, indptr: Any, indices: Any, n_rows: int, n_cols: int) -> tuple
     ptr.flags.writeable = False
     idx.flags.writeable = False
     return ptr, idx
+
+
+#: the dtypes of result fields, as dtype objects (compared faster than the scalar types)
+BOOL, F64, I8, I64 = (np.dtype(t) for t in (np.bool_, np.float64, np.int8, np.int64))
+
+
+def result_field(owner: str, name: str, value: Any, dtype: Any, n: int | None) -> None:
+    """Raise unless ``value`` is a 1-D ndarray of ``dtype`` (and length ``n`` if given): a field of a result object.
+
+    Result objects (``Retention``, ``BatchRetention``) are built by the engine; built by
+    hand, a field of the wrong type or length would reach a kernel, which does not check.
+    """
+    if not isinstance(value, np.ndarray) or value.dtype != dtype or value.ndim != 1:  # dtype: an np.dtype (fast)
+        got = f"{value.dtype} array of shape {value.shape}" if isinstance(value, np.ndarray) else type(value).__name__
+        raise TypeError(f"{owner}.{name} must be a 1-D {np.dtype(dtype)} array, got {got}")
+    if n is not None and value.shape[0] != n:
+        raise ValueError(f"{owner}.{name} has {value.shape[0]} entries, expected {n} (one per block)")
+
+
+def result_indices(owner: str, name: str, value: Any, n: int) -> None:
+    """``result_field`` for int64 block indices, each in [0, n)."""
+    result_field(owner, name, value, I64, None)
+    if value.size and (int(value.min()) < 0 or int(value.max()) >= n):
+        raise ValueError(f"{owner}.{name} holds an index outside [0, {n})")
+
+
+def result_fields(owner: str, n: int, fields: Sequence[tuple[str, Any, np.dtype, bool]]) -> None:
+    """``result_field`` for each ``(name, value, dtype, per_block)`` (length n when ``per_block``),
+    in one cheap pass: only a field that differs from the plain form is looked at closely."""
+    for name, value, dtype, per_block in fields:
+        if (
+            type(value) is not np.ndarray
+            or value.dtype is not dtype
+            or value.ndim != 1
+            or (per_block and value.shape[0] != n)
+        ):
+            result_field(owner, name, value, dtype, n if per_block else None)
+
+
+def result_sorted_indices(owner: str, name: str, value: np.ndarray, n: int) -> None:
+    """Sorted block indices (already ``result_field``-checked int64): their ends must lie in [0, n) (O(1))."""
+    if value.shape[0] and not 0 <= int(value[0]) <= int(value[-1]) < n:
+        raise ValueError(f"{owner}.{name} holds an index outside [0, {n})")
+
+
+def result_scalars(owner: str, names: Mapping[str, Any], choices: Mapping[str, tuple[Any, Sequence[str]]]) -> None:
+    """Raise unless each of ``names`` is a non-negative integer and each of ``choices`` one of its strings."""
+    for name, value in names.items():
+        if type(value) is int and value >= 0:
+            continue
+        if not is_integer_scalar(value) or int(value) < 0:
+            raise ValueError(f"{owner}.{name} must be a non-negative integer, got {value!r}")
+    for name, (value, allowed) in choices.items():
+        if value not in allowed:
+            raise ValueError(f"{owner}.{name} must be one of {list(allowed)}, got {value!r}")

@@ -7,8 +7,10 @@ that reaches the archive is copied by SQLite itself, byte for byte, and a proces
 any instant leaves either the state before the move or the state after it, never a block in
 both tables or in neither.  The in-memory store changes only after the commit.  A deletion
 (``MemoryStore.delete``, ``pop``, ``truncate_after``, ``clear``) moves rows the same way into
-``deleted``, logged in ``deletions``: a deleted block leaves the conversation, its row stays
-in the record.
+``deleted``, logged in ``deletions``: a deleted block leaves the conversation and its content
+is erased; a tombstone stays in the record (its seq, id, cost, dependencies and the deletion),
+and SQLite zeroes the freed bytes (``secure_delete``), so once the write-ahead log is
+checkpointed (at the latest when the store closes) no byte of the removed text is on disk.
 
 File databases use write-ahead logging with ``synchronous=NORMAL``: a killed process loses
 nothing committed; a power cut may lose the last commits but never leaves a torn state.
@@ -72,6 +74,9 @@ DEFAULT_WIDTH = np.dtype(np.float32)
 READABLE_VERSIONS = (1, 2)
 
 _BLOCK_COLUMNS = "seq, id, text, cost, embedding, depends_on, binds, uses, pinned, meta"
+#: what a deleted row keeps of its block (``_BLOCK_COLUMNS`` order): seq, id, cost, its
+#: dependencies' ids, pinned; the text, bindings, uses and meta are erased and the embedding zeroed
+_TOMBSTONE = "seq, id, '', cost, zeroblob(length(embedding)), depends_on, '{}', '[]', pinned, '{}'"
 _BLOCK_SCHEMA = """
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -347,6 +352,7 @@ class Archive:
     def _use_write_ahead_log(self) -> None:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA secure_delete=ON")  # freed content is zeroed: an erased text leaves no bytes behind
 
     def _create(self) -> None:
         with self.transaction():
@@ -420,6 +426,7 @@ class Archive:
     def _use_memory(self, conn: sqlite3.Connection, memdb: bool) -> None:
         """Make ``conn`` (an in-memory database, in ``memdb`` or not) this archive's database."""
         self._connection = conn
+        conn.execute("PRAGMA secure_delete=ON")  # as for a file: erased content is zeroed in memory too
         self._memdb_pages = MEMDB_SPILL // conn.execute("PRAGMA page_size").fetchone()[0] if memdb else 0
         self._outgrown = False
 
@@ -552,7 +559,7 @@ class Archive:
             for table, origin in (("active", "NULL, NULL"), ("archive", "compaction, reason")):
                 self._conn.execute(
                     f"INSERT INTO deleted ({_BLOCK_COLUMNS}, deletion, compaction, reason) "
-                    f"SELECT {_BLOCK_COLUMNS}, ?, {origin} FROM {table} WHERE seq IN (SELECT value FROM json_each(?))",
+                    f"SELECT {_TOMBSTONE}, ?, {origin} FROM {table} WHERE seq IN (SELECT value FROM json_each(?))",
                     (number, payload),
                 )
                 moved += self._conn.execute("SELECT changes()").fetchone()[0]

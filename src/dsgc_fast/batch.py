@@ -15,7 +15,7 @@ from typing import Any, Unpack
 import numpy as np
 import numpy.typing as npt
 
-from dsgc_ref.contract import ParamOverrides, Params, check_budget
+from dsgc_ref.contract import POLICIES, SELECTIONS, ParamOverrides, Params, check_budget
 
 from . import _validate, stages
 from .kernels import batch as kernels
@@ -44,6 +44,27 @@ class BatchRetention:
     budgets: np.ndarray
     policy: str
     selection: str
+
+    def __post_init__(self) -> None:
+        """Check every field (types, lengths, offsets, local ranks): a hand-built result must not reach a kernel unchecked."""
+        owner = "BatchRetention"
+        _validate.result_field(owner, "mask", self.mask, _validate.BOOL, None)
+        n = self.mask.shape[0]
+        _validate.result_field(owner, "offsets", self.offsets, _validate.I64, None)
+        offsets = _offsets("BatchRetention.offsets", self.offsets, n)
+        stores = offsets.shape[0] - 1
+        for name in ("scores", "relevance", "propagated", "similarity"):
+            _validate.result_field(owner, name, getattr(self, name), _validate.F64, n)
+        _validate.result_field(owner, "reasons", self.reasons, _validate.I8, n)
+        _validate.result_field(owner, "rank", self.rank, _validate.I64, n)
+        sizes = np.repeat(np.diff(offsets), np.diff(offsets))
+        if n and ((self.rank < 0).any() or (self.rank >= sizes).any()):
+            raise ValueError("BatchRetention.rank holds a local index outside its store")
+        for name in ("used", "budgets"):
+            _validate.result_field(owner, name, getattr(self, name), _validate.I64, stores)
+        _validate.result_scalars(
+            owner, {}, {"policy": (self.policy, POLICIES), "selection": (self.selection, SELECTIONS)}
+        )
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0] - 1)

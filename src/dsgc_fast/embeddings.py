@@ -49,10 +49,25 @@ class TiledEmbeddings:
     tiles: np.ndarray
     n: int
 
-    def __init__(self, tiles: np.ndarray, n: int) -> None:
-        """Use ``from_array``; this takes an already tiled, read-only array."""
-        self.tiles = tiles
-        self.n = n
+    def __init__(self, tiles: npt.ArrayLike, n: int) -> None:
+        """Already tiled values: ``tiles`` (ceil(n / 32), d, 32), ``n`` blocks (usually: ``from_array``).
+
+        The tiles are copied (read-only) in float16, float32 or float64 (other real dtypes
+        become float64).  Raises ``ValueError`` unless the tile count is ceil(n / 32), d > 0
+        and each tile holds ``TILE_ROWS`` rows; ``TypeError`` for values that are not real
+        numbers.
+        """
+        n = _validate.block_count(n, "n")
+        arr = _validate._numeric_array("tiles", tiles)
+        if arr.ndim != 3 or arr.shape[2] != TILE_ROWS or arr.shape[1] == 0:
+            raise ValueError(f"tiles must be a (tiles, d, {TILE_ROWS}) array with d > 0, got shape {arr.shape}")
+        if arr.shape[0] != -(-n // TILE_ROWS):
+            raise ValueError(
+                f"tiles hold {arr.shape[0]} tiles of {TILE_ROWS} rows, but n = {n} blocks need {-(-n // TILE_ROWS)}"
+            )
+        tiles = np.array(arr, dtype=arr.dtype if arr.dtype in _validate.EMBEDDING_DTYPES else np.float64, order="C")
+        tiles.flags.writeable = False
+        self.tiles, self.n = tiles, n
 
     @classmethod
     def from_array(cls, embs: npt.ArrayLike) -> TiledEmbeddings:
@@ -62,9 +77,11 @@ class TiledEmbeddings:
         n_tiles = -(-n // rowdot.TILE_ROWS)
         padded = np.zeros((n_tiles * rowdot.TILE_ROWS, d), dtype=arr.dtype)
         padded[:n] = arr
-        tiles = np.ascontiguousarray(padded.reshape(n_tiles, rowdot.TILE_ROWS, d).transpose(0, 2, 1))
-        tiles.flags.writeable = False
-        return cls(tiles, n)
+        tiled = object.__new__(cls)  # the tiles are this call's own: no check, no second copy
+        tiled.tiles = np.ascontiguousarray(padded.reshape(n_tiles, rowdot.TILE_ROWS, d).transpose(0, 2, 1))
+        tiled.tiles.flags.writeable = False
+        tiled.n = n
+        return tiled
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -73,6 +73,10 @@ def check_unicode(name: str, text: str) -> str:
     return text
 
 
+#: distinct tokens whose slots a ``LexicalEncoder`` remembers (the memo starts over when full)
+SLOT_CACHE = 1 << 14
+
+
 def tokenize(text: str) -> list[str]:
     """The lexical encoder's tokens: runs of ``[a-zA-Z0-9_]`` in ``text.lower()``."""
     return _TOKEN.findall(text.lower())
@@ -94,8 +98,11 @@ class LexicalEncoder:
         self._slots: dict[str, tuple[int, int]] = {}
 
     def _slot(self, token: str) -> tuple[int, int]:
+        """``token_slot(token)``, remembered for the last ``SLOT_CACHE`` distinct tokens at most."""
         slot = self._slots.get(token)
         if slot is None:
+            if len(self._slots) >= SLOT_CACHE:  # a bounded memo: a table of distinct values must not grow it for good
+                self._slots.clear()
             slot = self._slots[token] = token_slot(token)
         return slot
 

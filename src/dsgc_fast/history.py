@@ -34,6 +34,7 @@ import numpy as np
 
 from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_scalar
 
+from . import _validate
 from ._growable import Growable as _Growable
 from ._induced import InducedEdges
 from .archive import DEFAULT_WIDTH, Block, copied_json
@@ -100,6 +101,24 @@ class Selection:
     over_budget: bool = False
     truncated: Mapping[int, Truncation] = dataclasses.field(default_factory=dict)
     digested: Mapping[int, BlockDigest] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Check the fields' types and ranges (``TypeError``/``ValueError``), for a hand-built selection too."""
+        if not isinstance(self.messages, list) or not all(isinstance(m, dict) for m in self.messages):
+            raise TypeError("Selection.messages must be a list of message dicts")
+        if not isinstance(self.ids, tuple) or not all(isinstance(i, str) for i in self.ids):
+            raise TypeError("Selection.ids must be a tuple of block id strings")
+        positions = (self.indices, list(self.truncated) if isinstance(self.truncated, Mapping) else None)
+        for name, values in zip(("indices", "truncated"), positions):
+            if not isinstance(values, list) or not all(is_integer_scalar(k) and 0 <= k < len(self.ids) for k in values):
+                raise ValueError(f"Selection.{name} must hold input positions in [0, {len(self.ids)})")
+        if self.indices != sorted(set(self.indices)):
+            raise ValueError("Selection.indices must be ascending, without repeats")
+        if not isinstance(self.report, CompactionReport):
+            raise TypeError(f"Selection.report must be a CompactionReport, got {type(self.report).__name__}")
+        if not isinstance(self.over_budget, bool):
+            raise TypeError(f"Selection.over_budget must be a bool, got {type(self.over_budget).__name__}")
+        _validate.result_scalars("Selection", {"used": self.used, "budget": self.budget}, {})
 
     @property
     def binding_table(self) -> str | None:

@@ -75,14 +75,18 @@ _CALL, _RESULT = CALL_PREFIX, RESULT_PREFIX
 _MESSAGE_META = ("role", "message")
 
 
-def call_referent(call_id: str) -> str:
-    """The referent an assistant tool call binds (its result uses it)."""
-    return _CALL + call_id
+def call_referent(key: str) -> str:
+    """The referent an assistant tool call binds (its result uses it), by the call's key.
+
+    A call's key is its id, or ``id#n`` (n = 2, 3, ...) for a call id made before in the
+    history (``_Planner.call_key``).
+    """
+    return _CALL + key
 
 
-def result_referent(call_id: str) -> str:
-    """The referent a tool result binds (the calling assistant message uses it)."""
-    return _RESULT + call_id
+def result_referent(key: str) -> str:
+    """The referent a tool result binds (the calling assistant message uses it), by the call's key."""
+    return _RESULT + key
 
 
 class SessionError(DsgcValueError):
@@ -102,7 +106,9 @@ def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[in
     """``(line number, parsed value)`` for every non-blank line of a JSONL file or stream.
 
     Files are read as bytes and decoded line by line, so invalid UTF-8 is reported with
-    its line number, like invalid JSON; so is JSON nested too deeply to parse.
+    its line number, like invalid JSON; so is JSON nested too deeply to parse, and an
+    integer longer than Python converts (``sys.get_int_max_str_digits``, 4,300 digits by
+    default).
     """
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as handle:
@@ -125,6 +131,8 @@ def read_jsonl(source: str | os.PathLike | IO[str] | IO[bytes]) -> list[tuple[in
             raise SessionError(f"invalid JSON: {exc.msg} (column {exc.colno})", where) from None
         except RecursionError:
             raise SessionError("invalid JSON: nested too deeply", where) from None
+        except ValueError as exc:  # what the parser refuses beyond JSON's syntax: an integer of too many digits
+            raise SessionError(f"invalid JSON: {exc}", where) from None
     return out
 
 
@@ -170,9 +178,10 @@ class _Planner:
         self.store = store
         self.induce = induce
         self.first_seen: dict[str, str | None] = {}
-        self.calls: dict[str, str] = {}
-        self.answered: set[str] = set()
-        self.open = _open_calls(store) if store is not None else set()
+        self.called: set[str] = set()  # every call id of these records
+        self.bound: set[str] = set()  # every tool-call referent these records bind
+        self.suffix: dict[str, int] = {}  # call id -> the last ``#n`` its referents were given
+        self.caller, self.open, self.answered = _open_calls(store) if store is not None else (None, {}, set())
         self.opened_at: str | None = None
         self.next_number = store.total if store is not None else 0
 
@@ -191,6 +200,27 @@ class _Planner:
             return None
         slot = store._newest_binder.get(referent)
         return None if slot is None else store._ids[slot]
+
+    def called_before(self, call_id: str) -> bool:
+        """Whether a tool call with this id was made before (in these records or the store)."""
+        return call_id in self.called or self.stored_binder(call_referent(call_id)) is not None
+
+    def call_key(self, call_id: str) -> str:
+        """The key of a new call's referents: its id, or ``id#n`` (n = 2, 3, ...) when that is bound already.
+
+        A chat API needs a call id unique only within its assistant message and the results
+        after it, so a later turn may reuse it (``call_0`` every turn); the referents of each
+        call stay unique, so every result pairs with its own call.
+        """
+        key, n = call_id, self.suffix.get(call_id, 1)
+        if n > 1:
+            key = f"{call_id}#{n}"
+        while call_referent(key) in self.bound or self.stored_binder(call_referent(key)) is not None:
+            n += 1
+            key = f"{call_id}#{n}"
+        self.suffix[call_id] = n
+        self.bound.add(call_referent(key))
+        return key
 
     def check_answered(self) -> None:
         """Raise unless every tool call has its result: a chat request must answer each call."""
@@ -267,34 +297,39 @@ class _Planner:
         kwargs = _annotation_kwargs(annotation, where)
         block_id = kwargs.get("id") or self.fresh_id()
         binds, uses, depends_on = dict(kwargs["binds"]), list(kwargs["uses"]), list(kwargs["depends_on"])
-        for call_id, name in calls:
-            if call_id in self.calls or self.stored_binder(call_referent(call_id)) is not None:
-                raise SessionError(f"duplicate tool call id {call_id!r}", where)
-            self.calls[call_id] = block_id
-            binds[call_referent(call_id)] = name
-            uses.append(result_referent(call_id))
-        self.open.update(call_id for call_id, _ in calls)
+        if role != "tool":
+            self.answered = set()  # a result may answer only the calls of the newest assistant message
         if calls:
-            self.opened_at = where
+            ids = [call_id for call_id, _ in calls]
+            if len(set(ids)) < len(ids):
+                raise SessionError(f"duplicate tool call id {_first_repeat(ids)!r} in one assistant message", where)
+            self.caller, self.open, self.opened_at = block_id, {}, where
+            for call_id, name in calls:
+                key = self.call_key(call_id)
+                self.called.add(call_id)
+                self.open[call_id] = key
+                binds[call_referent(key)] = name
+                uses.append(result_referent(key))
         if role == "tool":
             answer_of = message.get("tool_call_id")
             if not isinstance(answer_of, str) or not answer_of:
                 raise SessionError("a tool message needs a string 'tool_call_id'", where)
-            caller = self.calls.get(answer_of) or self.stored_binder(call_referent(answer_of))
-            if caller is None:
-                raise SessionError(f"tool result for call {answer_of!r} has no matching assistant tool call", where)
-            if answer_of in self.answered or self.stored_binder(result_referent(answer_of)) is not None:
-                raise SessionError(f"a second tool result for call {answer_of!r}", where)
-            if answer_of not in self.open:
+            answer_key = self.open.get(answer_of)
+            if answer_key is None:
+                if answer_of in self.answered:
+                    raise SessionError(f"a second tool result for call {answer_of!r}", where)
+                if not self.called_before(answer_of):
+                    raise SessionError(f"tool result for call {answer_of!r} has no matching assistant tool call", where)
                 raise SessionError(
                     f"tool result for call {answer_of!r} must follow its assistant message, with only tool results between",
                     where,
                 )
-            self.open.discard(answer_of)
+            assert self.caller is not None  # an open call has its caller
+            del self.open[answer_of]
             self.answered.add(answer_of)
-            binds[result_referent(answer_of)] = " ".join(text.split(None, 8)[:8])  # the first eight words
-            uses.append(call_referent(answer_of))
-            depends_on.append(caller)
+            binds[result_referent(answer_key)] = " ".join(text.split(None, 8)[:8])  # the first eight words
+            uses.append(call_referent(answer_key))
+            depends_on.append(self.caller)
         if kwargs["cost"] is None:
             try:
                 kwargs["cost"] = block_tokens(text, message, self.counter)
@@ -347,12 +382,15 @@ def _json_copy(message: dict[str, Any], where: str | None) -> tuple[dict[str, An
     return copied, False
 
 
-def _open_calls(store: MemoryStore) -> set[str]:
-    """The calls of the store's newest assistant message that still wait for results.
+def _open_calls(store: MemoryStore) -> tuple[str | None, dict[str, str], set[str]]:
+    """The store's newest assistant message with tool calls, if only its results follow it:
+    its id, its calls that still wait for results (call id -> referent key) and the calls answered.
 
     Only tool results may follow an open call, so the newest blocks are tool results back to
     the newest other message; binding tables do not count (``to_messages`` moves them to
-    the front).  Empty if that message is not an assistant message with tool calls.
+    the front).  ``(None, {}, set())`` if that message is not an assistant message with tool
+    calls.  A call's referent key is read off the message's block: its ``tool_call:``
+    referents are bound in the order of its calls (``_Planner.message``).
     """
     answered: set[str] = set()
     for block in _newest_first(store):
@@ -360,9 +398,23 @@ def _open_calls(store: MemoryStore) -> set[str]:
             continue
         message = block.meta.get("message", {})
         if block.meta.get("role") != "tool":
-            return {c["id"] for c in message.get("tool_calls") or ()} - answered
+            calls = [c["id"] for c in message.get("tool_calls") or ()]
+            if not calls:
+                break
+            keys = [r[len(_CALL) :] for r in block.binds if r.startswith(_CALL)]
+            return block.id, {c: k for c, k in zip(calls, keys) if c not in answered}, answered
         answered.add(message.get("tool_call_id"))
-    return set()
+    return None, {}, set()
+
+
+def _first_repeat(values: Sequence[str]) -> str:
+    """The first value that occurs a second time in ``values``."""
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    raise ValueError("no value repeats")
 
 
 def _newest_first(store: MemoryStore) -> Iterator[Block]:
@@ -473,11 +525,21 @@ def add_records(
 
     The whole batch is validated first (``plan_records``) and added in one
     ``MemoryStore.atomic`` group, so an invalid record adds nothing, not even the valid
-    records before it; errors are ``SessionError`` naming the record's ``where``.
+    records before it; errors are ``SessionError`` naming the record's ``where``.  The
+    store's lock is held from planning to adding, so batches added from several threads
+    (or ``AsyncMemoryStore`` coroutines) at once each plan after the previous one.
     A tool result whose call was archived brings the call's unit back (``MemoryStore.add``
     recalls the archived binders of the referents a new block uses).  ``induce``: induce
     the structure of the records that declare none (module docstring).
     """
+    with store._held():  # no other thread may add between the plans (their ids, the open calls) and the adds
+        return _add_planned(store, records, complete, embeddings, induce)
+
+
+def _add_planned(
+    store: MemoryStore, records: Sequence[tuple[str | None, Any]], complete: bool, embeddings: Any, induce: bool
+) -> list[str]:
+    """``add_records``'s work, holding the store's lock."""
     plans = list(zip((where for where, _ in records), plan_records(store, records, complete=complete, induce=induce)))
     if embeddings is not None:
         vectors = _validate._numeric_array("embeddings", embeddings)
@@ -520,8 +582,9 @@ def remove_messages(store: MemoryStore, ids: str | Iterable[str]) -> list[str]:
     A tool call and its results leave together, so the messages left stay a valid chat
     list.  Returns every deleted id, oldest first.
     """
-    unit = {member for block_id in ([ids] if isinstance(ids, str) else ids) for member in tool_unit(store, block_id)}
-    return store.delete(sorted(unit)) if unit else []
+    with store._held():  # the units read are the ones deleted
+        unit = {m for block_id in ([ids] if isinstance(ids, str) else ids) for m in tool_unit(store, block_id)}
+        return store.delete(sorted(unit)) if unit else []
 
 
 def load_session(
@@ -680,6 +743,14 @@ def compact_messages(
             f"tokenizer {token_counter_of(tokenizer).name!r} is not the store's ({store.tokenizer.name!r}): "
             "block costs are counted when blocks are added, so choose the tokenizer with MemoryStore(tokenizer=...)"
         )
+    with store._held():  # the blocks the rules read are the ones compacted
+        return _compact_turn(store, budget, query, live, on_over_budget, options)
+
+
+def _compact_turn(
+    store: MemoryStore, budget: int, query: Any, live: Iterable[str], on_over_budget: str, options: dict[str, Any]
+) -> CompactionReport:
+    """``compact_messages``'s work, holding the store's lock."""
     report = store._compact_turn(budget, query=query, live=live, on_over_budget=on_over_budget, **options)
     if report is not None:
         return report

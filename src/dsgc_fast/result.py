@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from dsgc_ref.contract import BindingTable, Reason
+from dsgc_ref.contract import POLICIES, SELECTIONS, BindingTable, Reason
 
+from . import _validate
 from ._deferred import deferred
 
 selection_kernels = deferred("dsgc_fast.kernels.selection")
@@ -66,6 +67,35 @@ class Retention:
     _rank: npt.NDArray[np.int64] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        """Check every field (types, lengths, index ranges): a hand-built result must not reach a kernel unchecked."""
+        owner, v = "Retention", _validate
+        v.result_field(owner, "mask", self.mask, v.BOOL, None)
+        n = self.mask.shape[0]
+        fields = [
+            ("scores", self.scores, v.F64, True), ("relevance", self.relevance, v.F64, True),
+            ("propagated", self.propagated, v.F64, True), ("similarity", self.similarity, v.F64, True),
+            ("reasons", self.reasons, v.I8, True), ("retained", self.retained, v.I64, False),
+            ("pinned", self.pinned, v.I64, False),
+        ]  # fmt: skip
+        fields += [
+            (name, x, v.I64, True) for name, x in (("_rank", self._rank), ("order", self.order)) if x is not None
+        ]
+        if self.working is not None:
+            fields.append(("working", self.working, v.F64, True))
+        v.result_fields(owner, n, fields)
+        v.result_sorted_indices(owner, "retained", self.retained, n)
+        v.result_sorted_indices(owner, "pinned", self.pinned, n)
+        if self.order is not None:  # the one field a kernel reads by index (``rank``)
+            v.result_indices(owner, "order", self.order, n)
+        _validate.result_scalars(
+            owner,
+            {"used": self.used, "budget": self.budget},
+            {"policy": (self.policy, POLICIES), "selection": (self.selection, SELECTIONS)},
+        )
+        if self.binding_table is not None and not isinstance(self.binding_table, BindingTable):
+            raise TypeError(
+                f"Retention.binding_table must be a BindingTable or None, got {type(self.binding_table).__name__}"
+            )
         if self.working is None:
             self.working = np.zeros(self.scores.shape[0])
         if self.order is not None:

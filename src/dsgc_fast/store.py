@@ -9,11 +9,11 @@ store.  The database is the record: opening a store on an existing archive file 
 
 Sessions.  ``delete``, ``pop``, ``truncate_after`` and ``clear`` take blocks out of the
 conversation for good: a deleted block is neither active nor archived, is never recalled,
-found by ``search`` or used as a binder, and its id is never reused.  Its row moves, in one
-transaction, to the database's ``deleted`` table (with the compaction and reason that had
-archived it, if any), and the deletion is logged; so nothing is lost by accident: the record
-still holds it (``deleted()``), and the compaction log keeps every compaction as it
-happened.  When a deleted block was the live binder of a referent an active block uses,
+found by ``search`` or used as a binder, and its id is never reused.  Its content is erased
+from the store and from the database, in one transaction: a tombstone (seq, id, cost,
+dependencies, with the compaction and reason that had archived it, if any) moves to the
+``deleted`` table and the deletion is logged (``deleted()``: blocks with empty text), and
+the compaction log keeps every compaction as it happened.  When a deleted block was the live binder of a referent an active block uses,
 the next newest binder becomes live and, if archived, returns to the active set in the same
 transaction.  ``search`` ranks the archive by similarity to a query and can recall the hits.
 
@@ -343,14 +343,25 @@ class MemoryStore:
         is rebuilt from the database, and the error propagates.  The group holds the
         store's lock: other threads wait until it ends.  ``save`` inside a group is refused.
         """
-        self._enter()
-        try:
+        with self._held():
             try:
                 with self._archive.transaction():
                     yield
             except BaseException:
                 self._rebuild()
                 raise
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """Hold the store's lock (on an open store, in the process that opened it) for the whole block.
+
+        For a read-check-write made of several calls (``messages.add_records`` plans
+        generated ids and tool-call pairing against the store's blocks, then adds the
+        plans): no other thread changes the store in between.
+        """
+        self._enter()
+        try:
+            yield
         finally:
             self._lock.release()
 
@@ -496,6 +507,7 @@ class MemoryStore:
         new = [t for t in dict.fromkeys(texts) if t not in recent]
         if new:
             for text, row in zip(new, encoded(self._encode_texts, new, name, self.dimension)):
+                row = row.copy()  # a row of its own: a view would keep the whole batch's array alive
                 row.flags.writeable = False
                 recent[text] = row
         for text in texts:
@@ -1088,6 +1100,7 @@ class MemoryStore:
         for slot in slots:
             self._active.view()[slot] = False
             self._deleted.view()[slot] = True
+            self._binds[slot], self._uses[slot] = {}, ()  # erased, as in the database's tombstone
         self._drop_active([s for s in slots if s in self._active_blocks])
         self._set_active_slots(None)
         for referent, binder in binders.items():
@@ -1096,6 +1109,7 @@ class MemoryStore:
                 del self._newest_binder[referent], self._binder_slots[referent]
             else:
                 self._newest_binder[referent] = binder
+        self._recent_rows.clear()  # a memo keyed by text: no deleted text stays in it
         if self._induced.blocks:  # induction forgets deleted blocks: read the others again
             self._rebuild()
         return [self._ids[s] for s in slots]

@@ -19,10 +19,16 @@ and replaces the merge by a table of expected costs:
    ============================  ========================================================
    piece                         cost
    ============================  ========================================================
-   digit group, whitespace run   1
+   digit group                   1
+   whitespace run                1 up to ``SHORT_WHITESPACE`` characters; longer, each run of
+                                 one character (or ``\r\n``) longer than its ``WHITESPACE_RUN``
+                                 r (64 spaces, 16 line breaks or tabs, ...) costs
+                                 ``ceil(repeats / r)``, the shorter runs half a token each
    ASCII word, ``n`` letters      ``WORD_COST[kind][n - 1]``; past the table's end
                                   ``WORD_COST[kind][-1] * n / len(WORD_COST[kind])``
-   word with non-ASCII letters   ``max(1, sum over its letters of LETTER_COST[script])``
+   word with non-ASCII letters   ``max(1, sum over its letters of LETTER_COST[script])``; a
+                                 letter of a rare script (``other``: none the tables were
+                                 fitted on) costs its UTF-8 bytes, an upper bound
    ASCII punctuation run         ``PUNCT_COST[n - 1]``, extended like a word past the end;
                                  but each run of 4+ copies of one character in it (rulers
                                  such as ``#----``) costs ``ceil(run / REPEAT_RUN)`` and the
@@ -66,7 +72,7 @@ REPEAT_RUN: int = _TABLES["repeat_run"]
 SCRIPT_RANGES: tuple[tuple[int, str], ...] = (
     (0x0000, "ascii"), (0x0080, "latin"), (0x0250, "other"), (0x0300, "latin"),
     (0x0370, "greek"), (0x0400, "cyrillic"), (0x0530, "other"), (0x0590, "hebrew"),
-    (0x0600, "arabic"), (0x0700, "other"), (0x0900, "indic"), (0x0E00, "thai"),
+    (0x0600, "arabic"), (0x0700, "other"), (0x0900, "indic"), (0x0980, "other"), (0x0E00, "thai"),
     (0x0E80, "other"), (0x1100, "hangul"), (0x1200, "other"), (0x1AB0, "latin"),
     (0x1B00, "other"), (0x1DC0, "latin"), (0x1F00, "greek"), (0x2000, "other"),
     (0x3040, "kana"), (0x3100, "other"), (0x3130, "hangul"), (0x3190, "other"),
@@ -77,6 +83,14 @@ SCRIPT_RANGES: tuple[tuple[int, str], ...] = (
 SCRIPTS = tuple(sorted({name for _, name in SCRIPT_RANGES}))
 _RANGE_STARTS = [start for start, _ in SCRIPT_RANGES]
 
+#: whitespace pieces this long or shorter cost 1 token
+SHORT_WHITESPACE = 4
+#: the longest run of one whitespace unit that is one o200k_base token: spaces, CRLF, other
+#: ASCII whitespace (line breaks, tabs), other whitespace (no-break and wide spaces)
+WHITESPACE_RUN = {" ": 64, "\r\n": 4, "ascii": 16, "other": 4}
+_WHITESPACE_RUN = re.compile(r"(?:\r\n)+|(\s)\1*")
+#: the script group of the scripts no fitted text covers: a letter costs its UTF-8 bytes
+RARE_SCRIPT = "other"
 #: four or more copies of one character (rulers such as ``#####``, ``----``) inside punctuation
 _LONG_RUN = re.compile(r"(\S)\1{3,}")
 
@@ -142,7 +156,7 @@ def piece_class(piece: str, glued: bool = False) -> tuple[str, object]:
     if first.isdigit():
         return "digits", len(piece)
     if piece.isspace():
-        return "space", len(piece)
+        return "space", piece
     letters_at = 0 if first.isalpha() else 1
     if letters_at < len(piece) and piece[letters_at].isalpha():
         letters = piece[letters_at:]
@@ -171,16 +185,48 @@ def _lead(piece: str, letters_at: int, glued: bool) -> str:
 
 def piece_cost(kind: str, size: Any) -> float:
     """The fitted cost of one piece of class ``kind`` and ``size`` (see the module table)."""
-    if kind in ("digits", "space"):
+    if kind == "digits":
         return 1.0
+    if kind == "space":
+        return whitespace_cost(size)
     if kind == "script":
-        return max(1.0, sum(LETTER_COST[script_of(c)] for c in size))
+        return max(1.0, sum(letter_cost(c) for c in size))
     if kind == "runs":
         runs, rest = size
         return sum(math.ceil(r / REPEAT_RUN) for r in runs) + (length_cost(PUNCT_COST, rest) if rest else 0.0)
     if kind == "symbol":
         return max(1.0, SYMBOL_COST_PER_BYTE * size)
     return length_cost(PUNCT_COST if kind == "punct" else WORD_COST[kind], size)
+
+
+def whitespace_cost(piece: str) -> float:
+    """The cost of a whitespace piece: 1 up to ``SHORT_WHITESPACE`` characters, else per run (module table).
+
+    A run is one character (or ``\r\n``) repeated.  A run longer than its ``WHITESPACE_RUN``
+    r (the longest run of it o200k_base has one token for) costs ``ceil(repeats / r)``; the
+    shorter runs cost half a token each (o200k_base has tokens for pairs such as ``" \t"``;
+    runs that repeat in longer patterns, ``" \n\t"`` or ``"\n    "``, are over-counted,
+    up to 4 times, never under-counted).
+    """
+    if len(piece) <= SHORT_WHITESPACE:
+        return 1.0
+    total, short = 0, 0
+    for match in _WHITESPACE_RUN.finditer(piece):
+        unit = "\r\n" if match.group().startswith("\r\n") else match.group()[0]
+        longest = WHITESPACE_RUN.get(unit, WHITESPACE_RUN["ascii"] if unit.isascii() else WHITESPACE_RUN["other"])
+        repeats = len(match.group()) // len(unit)
+        if repeats > longest:
+            total += math.ceil(repeats / longest)
+        else:
+            short += 1
+    return float(total + math.ceil(short / 2))
+
+
+def letter_cost(char: str) -> float:
+    """The cost of one letter of a non-ASCII word: its script's fitted cost; a rare script's
+    (``other``, no fitted text) its UTF-8 bytes, which o200k_base never exceeds."""
+    script = script_of(char)
+    return len(char.encode("utf-8")) if script == RARE_SCRIPT else LETTER_COST[script]
 
 
 def length_cost(table: tuple[float, ...], n: int) -> float:

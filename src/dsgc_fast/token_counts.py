@@ -169,6 +169,10 @@ class TokenCounter:
     ) -> None:
         if not is_integer_scalar(cache_size) or int(cache_size) < 0:
             raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
+        if not callable(count):
+            raise TypeError(f"count must be a callable str -> int, got {type(count).__name__}")
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"name must be a non-empty str, got {name!r}")
         self._count = count
         self.name = name
         self.frames_messages = bool(frames_messages)

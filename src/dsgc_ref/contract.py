@@ -161,6 +161,21 @@ class ReferentEvictionError(DsgcRuntimeError):
         root_cost: int = 0, table_cost: int = 0, budget: int = 0, pinned_ids: Sequence[str] = (),
         root_ids: Sequence[str] = (),
     ) -> None:  # fmt: skip
+        if not isinstance(message, str):
+            raise TypeError(f"message must be a str, got {type(message).__name__}")
+        for name, values, kind in (
+            ("pinned", pinned, int), ("roots", roots, int), ("pinned_ids", pinned_ids, str), ("root_ids", root_ids, str)
+        ):  # fmt: skip
+            if (
+                not isinstance(values, Sequence)
+                or isinstance(values, (str, bytes))
+                or not all(is_integer_scalar(v) if kind is int else isinstance(v, str) for v in values)
+            ):
+                raise TypeError(f"{name} must be a sequence of block {'indices' if kind is int else 'ids'}")
+        for name, cost in (("pinned_cost", pinned_cost), ("root_cost", root_cost), ("table_cost", table_cost),
+                           ("budget", budget)):  # fmt: skip
+            if not is_integer_scalar(cost) or cost < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {cost!r}")
         super().__init__(message)
         self.pinned, self.roots = list(pinned), list(roots)
         self.pinned_ids, self.root_ids = list(pinned_ids), list(root_ids)
@@ -444,3 +459,14 @@ class BindingTable:
     entries: tuple[tuple[Hashable, Any, int], ...]
     text: str
     cost: int
+
+    def __post_init__(self) -> None:
+        """Check the fields: ``TypeError`` for a wrong type, ``ValueError`` for a negative index or cost."""
+        if not isinstance(self.entries, tuple) or not all(isinstance(e, tuple) and len(e) == 3 for e in self.entries):
+            raise TypeError("BindingTable.entries must be a tuple of (referent, value, source block) tuples")
+        if not all(isinstance(e[2], str) or (is_integer_scalar(e[2]) and e[2] >= 0) for e in self.entries):
+            raise ValueError("BindingTable.entries: each source block must be a block index (>= 0) or id")
+        if not isinstance(self.text, str):
+            raise TypeError(f"BindingTable.text must be a str, got {type(self.text).__name__}")
+        if not is_integer_scalar(self.cost) or self.cost < 0:
+            raise ValueError(f"BindingTable.cost must be a non-negative integer, got {self.cost!r}")

@@ -30,8 +30,8 @@ Trace and description edges are never withdrawn.  On plain texts with
 equal the batch functions (``induce_edges``, ``induce_referents``) run on the same texts
 in the same order.
 
-State: per key the introducing block, its dependents so far (until it becomes a hub) and
-its newest mention; per edge the number of keys supporting it, and whether another rule
+State: per key the introducing block, its dependents so far (until it becomes a hub; only
+keys a plain text mentioned again have a list) and its newest mention; per edge the number of keys supporting it, and whether another rule
 made it.  Work per block is proportional to its size (plus, once per key, the retraction
 when it becomes a hub): no pass over the store.
 """
@@ -82,12 +82,6 @@ class BlockInduction:
     support: dict[tuple[int, int], frozenset[str]] = field(default_factory=dict)
 
 
-@dataclass
-class _Key:
-    introducer: int
-    dependents: list[int] | None  # None once the key is a hub
-
-
 class IncrementalInducer:
     """Edge and referent induction one block at a time (module docstring).
 
@@ -105,7 +99,8 @@ class IncrementalInducer:
         self._reader = MentionReader()
         self._trace = TraceTracker()
         self._referents = ReferentTracker(window)
-        self._keys: dict[str, _Key] = {}
+        self._introducer: dict[str, int] = {}  # key -> the block first mentioning it
+        self._dependents: dict[str, list[int] | None] = {}  # key -> its dependents, None once a hub (none: absent)
         self._newest: dict[str, int] = {}  # key -> newest block mentioning it
         self._support: dict[Pair, int] = {}
         self._fixed: set[Pair] = set()  # edges of the rules that never withdraw theirs
@@ -135,16 +130,19 @@ class IncrementalInducer:
         rests: dict[Pair, set[str]] = {}  # every edge of the block -> the keys it rests on
         retracted: set[Pair] = set()
         for key in sorted(keys):
-            state = self._keys.get(key)
-            if state is None:
-                self._keys[key] = _Key(introducer=j, dependents=[])
-            elif message is None and state.dependents is not None:
-                if len(state.dependents) < self.max_fanout:
-                    state.dependents.append(j)
-                    self._support[(j, state.introducer)] = self._support.get((j, state.introducer), 0) + 1
-                    rests.setdefault((j, state.introducer), set()).add(key)
-                else:
-                    retracted.update(self._retract_hub(state))
+            introducer = self._introducer.get(key)
+            if introducer is None:
+                self._introducer[key] = j
+                continue
+            dependents = self._dependents.setdefault(key, []) if message is None else None
+            if dependents is None:
+                continue
+            if len(dependents) < self.max_fanout:
+                dependents.append(j)
+                self._support[(j, introducer)] = self._support.get((j, introducer), 0) + 1
+                rests.setdefault((j, introducer), set()).add(key)
+            else:
+                retracted.update(self._retract_hub(key, introducer))
         fixed = self._trace.observe(j, block, found)
         binds, uses, described = self._referents.observe_mentions(found.prose, found.mentions)
         if not self.pin_referents:
@@ -186,16 +184,16 @@ class IncrementalInducer:
             if key in self._newest and (horizon is None or self._newest[key] < horizon)
         ]
 
-    def _retract_hub(self, state: _Key) -> list[Pair]:
+    def _retract_hub(self, key: str, introducer: int) -> list[Pair]:
         gone = []
-        for dependent in state.dependents or ():
-            pair = (dependent, state.introducer)
+        for dependent in self._dependents[key] or ():
+            pair = (dependent, introducer)
             self._support[pair] -= 1
             if self._support[pair] == 0:
                 del self._support[pair]
                 if pair not in self._fixed:
                     gone.append(pair)
-        state.dependents = None
+        self._dependents[key] = None
         return gone
 
     def _check_time(self, timestamp: Any) -> None:

@@ -29,10 +29,18 @@ A block is a plain text or an OpenAI-style chat message (``role``, ``content``, 
 
 A prose *word* is a run of letters, digits, ``_ . @ -`` starting with a letter or digit,
 without trailing ``. - @``.  Everything is read once, left to right: linear time.
+
+Keys per block.  A block offers at most ``block_key_limit`` distinct keys: one per
+``CHARS_PER_KEY`` characters of its prose and payloads, and at least ``MIN_BLOCK_KEYS``.  Past
+the limit, the keys of its mentions come first (values and identifiers, in document order),
+then those of its other words (in order); the rest are dropped, with their mentions.  The state induction keeps per key is then bounded by the block's
+size, whatever a large tool result holds (a table of 100,000 distinct values would
+otherwise cost tens of times its size for the life of the store).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +50,10 @@ from typing import Any, NamedTuple
 from . import json_values
 from .tokens import identifier_key, iter_identifiers, normal_key
 
+#: characters of a block per key it may offer to later blocks (``block_key_limit``)
+CHARS_PER_KEY = 256
+#: keys any block may offer, however short
+MIN_BLOCK_KEYS = 256
 _WORD = re.compile(r"[^\W_][\w.@-]*")
 _CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
 
@@ -100,7 +112,17 @@ class BlockMentions:
 
     prose: list[Prose] = field(default_factory=list)
     mentions: list[Mention] = field(default_factory=list)
-    holds: set[str] = field(default_factory=set)
+    holds: dict[str, None] = field(default_factory=dict)  # in the order first offered
+
+    def limit(self, count: int) -> None:
+        """Keep ``count`` keys: the mentions' first (document order), then the other words'; drop the rest."""
+        if len(self.holds) <= count:
+            return
+        ranked = dict.fromkeys(m.key for m in self.mentions)
+        ranked.update(self.holds)
+        kept = dict.fromkeys(itertools.islice(ranked, count))
+        self.holds = {key: None for key in self.holds if key in kept}
+        self.mentions = [m for m in self.mentions if m.key in kept]
 
     def keys(self) -> set[str]:
         """The keys of every mention."""
@@ -160,6 +182,12 @@ def word_key(word: str) -> str:
     return normal_key(word)
 
 
+def block_key_limit(block: Parts) -> int:
+    """How many distinct keys ``block`` may offer (module docstring, "Keys per block")."""
+    size = len(block.prose) + sum(len(c.name) + len(str(c.arguments)) for c in block.calls)
+    return max(MIN_BLOCK_KEYS, size // CHARS_PER_KEY)
+
+
 class MentionReader:
     """Reads blocks in time order; remembers the keys JSON payloads have named (``known``)
     and the schema names they have used."""
@@ -185,6 +213,7 @@ class MentionReader:
                     self._prose(Prose(found, descriptions=False), out, in_json=True)
             else:
                 self._payload(found, out)
+        out.limit(block_key_limit(block))
         self.value_keys.update(m.key for m in out.mentions if m.source == "json")
         return out
 
@@ -213,7 +242,7 @@ class MentionReader:
             value = json_values.leaf_value(leaf)
             if value is not None:
                 out.mentions.append(Mention(value.key, value.surface, "json", value.noun))
-                out.holds.add(value.key)
+                out.holds[value.key] = None
             elif isinstance(leaf.value, str) and leaf.value:
                 self._prose(Prose(leaf.value, descriptions=False), out, in_json=True)
 
@@ -227,7 +256,7 @@ class MentionReader:
             if key not in self.schema_keys and not (in_json and json_values.is_word_code(surface))
         ]
         keys = [word_key(word.rstrip(".@-")) for word in _WORD.findall(text)]
-        out.holds.update(keys)
+        out.holds.update(dict.fromkeys(keys))
         if not self.value_keys.isdisjoint(keys):  # "known" mentions: the words' spans are needed
             spans = {m.start for m in found}
             for match, key in zip(_WORD.finditer(text), keys):
@@ -237,4 +266,4 @@ class MentionReader:
                     found.append(Mention(key, word, "known", None, piece, start, start + len(word)))
             found.sort(key=lambda m: m.start)  # the identifiers come in text order already
         out.mentions.extend(found)
-        out.holds.update(m.key for m in found)
+        out.holds.update(dict.fromkeys(m.key for m in found))

@@ -45,6 +45,7 @@ the batch form and ``IncrementalInducer`` agree exactly):
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -143,7 +144,7 @@ class ReferentTracker:
     def __init__(self, window: int = DESCRIPTION_WINDOW) -> None:
         self.window = _checks.positive_int("window", window)
         self._name: dict[str, str] = {}  # key -> referent name (first surface)
-        self._nouns_of: dict[str, set[str]] = defaultdict(set)  # key -> head nouns seen
+        self._nouns_of: dict[str, tuple[str, ...]] = {}  # key -> head nouns seen (few: a tuple, not a set)
         self._shapes_of: dict[str, set[str]] = defaultdict(set)  # noun -> shapes of its keys
         self._stems: set[str] = set()  # nouns given by a JSON key (or a tool name)
         self._last_stem: dict[str, tuple[int, frozenset[str]]] = {}  # stem -> newest block, its keys
@@ -186,10 +187,12 @@ class ReferentTracker:
             key = m.key
             # a JSON value (no prose piece) has its key's stem as head noun
             head = m.noun if m.piece is None else _head_noun(m.piece.text, m.surface, m.start)
-            noun = head.lower() if head else None
+            noun = sys.intern(head.lower()) if head else None  # one string per noun, however many keys carry it
             if noun is not None:
                 local_nouns.add(noun)
-                self._nouns_of[key].add(noun)
+                nouns = self._nouns_of.get(key, ())
+                if noun not in nouns:
+                    self._nouns_of[key] = (*nouns, noun)
                 if m.source == "json":
                     self._stems.add(noun)
                 elif m.source == "prose":

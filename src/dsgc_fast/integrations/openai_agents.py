@@ -171,6 +171,12 @@ class ItemGroup:
     indices: tuple[int, ...]
     message: dict[str, Any] | None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.indices, tuple) or not all(isinstance(i, int) and i >= 0 for i in self.indices):
+            raise TypeError(f"ItemGroup.indices must be a tuple of item positions, got {self.indices!r}")
+        if self.message is not None and not isinstance(self.message, dict):
+            raise TypeError(f"ItemGroup.message must be a message dict or None, got {type(self.message).__name__}")
+
 
 def _units(items: Sequence[Any]) -> tuple[list[str], dict[int, int]]:
     """Each item's unit, and each paired output's call (a call or output without its partner is hosted)."""
