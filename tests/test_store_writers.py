@@ -158,7 +158,7 @@ def test_a_forked_child_neither_inherits_the_lock_nor_writes_through_the_parents
     os.close(from_parent)
     os.close(to_parent)
     reader = os.fdopen(from_child)
-    assert json.loads(reader.readline()) == ["RuntimeError", "ArchiveLockedError"]
+    assert json.loads(reader.readline()) == ["DsgcRuntimeError", "ArchiveLockedError"]
     store.close()
     os.write(to_child, b"x")
     assert json.loads(reader.readline())[-1] == "opened"

@@ -30,7 +30,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from dsgc_ref.contract import DsgcRuntimeError
+from dsgc_ref.contract import DsgcRuntimeError, DsgcTypeError, DsgcValueError
 
 #: seconds to wait for a database that another connection holds locked
 LOCK_TIMEOUT = 5.0
@@ -59,15 +59,15 @@ def database_path(path: str | os.PathLike) -> str:
     host other than ``localhost`` are refused: pass a file path.
     """
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"archive must be a file path or ':memory:', got {type(path).__name__}")
+        raise DsgcTypeError(f"archive must be a file path or ':memory:', got {type(path).__name__}")
     text = os.fspath(path)
     if not isinstance(text, str):
-        raise TypeError(f"archive must be a str path, got {type(text).__name__}")
+        raise DsgcTypeError(f"archive must be a str path, got {type(text).__name__}")
     if not text.startswith("file:"):
         return text
     uri = urllib.parse.urlsplit(text)
     if uri.query or uri.fragment or uri.netloc not in ("", "localhost"):
-        raise ValueError(f"{text!r}: only plain file: URIs are accepted (no parameters, no host); pass a file path")
+        raise DsgcValueError(f"{text!r}: only plain file: URIs are accepted (no parameters, no host); pass a file path")
     return urllib.request.url2pathname(uri.path)
 
 
@@ -190,7 +190,7 @@ def check_single_name(path: str) -> None:
     """Refuse a database file with several hard links: SQLite names its log and journal after the path."""
     links = os.stat(path).st_nlink
     if links > 1:
-        raise ValueError(
+        raise DsgcValueError(
             f"{path!r} has {links} hard links: SQLite keeps a database consistent under one name only "
             "(its log and journal are named after the path)"
         )

@@ -35,6 +35,8 @@ from collections.abc import Callable
 
 import numba
 
+from dsgc_ref.contract import DsgcValueError
+
 
 def cache_dir() -> str | None:
     """The directory Numba keeps the compiled kernels in (the first writable one), None if none is.
@@ -70,7 +72,7 @@ PARALLEL_MIN_N: int = int(os.environ.get("DSGC_PARALLEL_MIN_N", "32768"))
 THREADING_LAYERS = ("auto", "tbb", "omp", "workqueue")
 THREADING_LAYER: str = os.environ.get("DSGC_THREADING_LAYER", "auto")
 if THREADING_LAYER not in THREADING_LAYERS:
-    raise ValueError(f"DSGC_THREADING_LAYER must be one of {THREADING_LAYERS}, got {THREADING_LAYER!r}")
+    raise DsgcValueError(f"DSGC_THREADING_LAYER must be one of {THREADING_LAYERS}, got {THREADING_LAYER!r}")
 #: layers whose threads do not survive ``fork`` (GNU OpenMP)
 FORK_UNSAFE_LAYERS = ("omp",)
 _POOLS = {"tbb": "tbbpool", "omp": "omppool", "workqueue": "workqueue"}

@@ -29,7 +29,7 @@ def check_nesting(name: str, value: Any) -> None:
         ]
         if not level:
             return
-    raise ValueError(f"{name} is nested more than {MAX_NESTING} levels deep")
+    raise DsgcValueError(f"{name} is nested more than {MAX_NESTING} levels deep")
 
 
 class NotCanonical(DsgcValueError):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import INT64_MAX, is_integer_scalar
+from dsgc_ref.contract import INT64_MAX, DsgcTypeError, DsgcValueError, is_integer_scalar
 
 from ._deferred import deferred
 
@@ -31,21 +31,21 @@ EMBEDDING_DTYPES = (np.float16, np.float32, np.float64)
 _REAL_KINDS = "iuf"
 
 
-def _numeric_array(name: str, value: Any) -> np.ndarray:
+def numeric_array(name: str, value: Any) -> np.ndarray:
     """``value`` as an ndarray of real numbers (a plain real ndarray is returned as it is)."""
     if type(value) is np.ndarray and value.dtype.kind in _REAL_KINDS:
         return value
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
-        raise ValueError(f"{name} is not a rectangular numeric array: {exc}") from None
+        raise DsgcValueError(f"{name} is not a rectangular numeric array: {exc}") from None
     if arr.dtype == object:
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{name} must be numeric, got an object array") from None
+            raise DsgcTypeError(f"{name} must be numeric, got an object array") from None
     if arr.dtype.kind not in _REAL_KINDS:
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+        raise DsgcTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     return arr
 
 
@@ -55,13 +55,13 @@ def embeddings(name: str, value: Any, d: int | None = None) -> np.ndarray:
     float16 stays float16: the kernels read its bits and widen them exactly, so it scores
     bit for bit as its float64 copy would, from half the bytes of float32.
     """
-    arr = _numeric_array(name, value)
+    arr = numeric_array(name, value)
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (N, d), got shape {arr.shape}")
+        raise DsgcValueError(f"{name} must be 2-D (N, d), got shape {arr.shape}")
     if arr.shape[1] == 0:
-        raise ValueError(f"{name} has an empty embedding dimension (shape {arr.shape})")
+        raise DsgcValueError(f"{name} has an empty embedding dimension (shape {arr.shape})")
     if d is not None and arr.shape[1] != d:
-        raise ValueError(f"{name} has d = {arr.shape[1]} but query_emb has d = {d}")
+        raise DsgcValueError(f"{name} has d = {arr.shape[1]} but query_emb has d = {d}")
     if arr.dtype not in EMBEDDING_DTYPES:
         arr = arr.astype(np.float64)
     return np.ascontiguousarray(arr)
@@ -76,22 +76,22 @@ def block_embeddings(value: Any, d: int) -> Any:
 
     if isinstance(value, (TiledEmbeddings, QuantizedEmbeddings)):
         if value.shape[1] != d:
-            raise ValueError(f"block_embs has d = {value.shape[1]} but query_emb has d = {d}")
+            raise DsgcValueError(f"block_embs has d = {value.shape[1]} but query_emb has d = {d}")
         return value
     return embeddings("block_embs", value, d)
 
 
 def _positive_finite(name: str, value: Any, size: int | None) -> np.ndarray:
     """A read-only float64 vector, every entry finite and > 0; ``size`` None: a scalar -> (1,)."""
-    arr = _numeric_array(name, value).astype(np.float64)
+    arr = numeric_array(name, value).astype(np.float64)
     if size is None:
         if arr.ndim != 0:
-            raise ValueError(f"{name} must be a scalar, got shape {arr.shape}")
+            raise DsgcValueError(f"{name} must be a scalar, got shape {arr.shape}")
         arr = arr.reshape(1)
     elif arr.shape != (size,):
-        raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+        raise DsgcValueError(f"{name} must have shape ({size},), got {arr.shape}")
     if not (np.isfinite(arr).all() and (arr > 0).all()):
-        raise ValueError(f"{name} must be finite and > 0")
+        raise DsgcValueError(f"{name} must be finite and > 0")
     arr.flags.writeable = False
     return arr
 
@@ -107,9 +107,9 @@ def quantized(
     """
     c = np.asarray(codes)
     if c.dtype != np.int8:
-        raise TypeError(f"codes must be an int8 array, got dtype {c.dtype}")
+        raise DsgcTypeError(f"codes must be an int8 array, got dtype {c.dtype}")
     if c.ndim != 2 or c.shape[1] == 0:
-        raise ValueError(f"codes must be 2-D (N, d) with d >= 1, got shape {c.shape}")
+        raise DsgcValueError(f"codes must be 2-D (N, d) with d >= 1, got shape {c.shape}")
     c = np.array(c, order="C", copy=True)
     c.flags.writeable = False
     n, d = c.shape
@@ -117,39 +117,39 @@ def quantized(
     h = None if step is None else _positive_finite("step", step, d)
     o = None
     if offset is not None:
-        o = _numeric_array("offset", offset).astype(np.float64)
+        o = numeric_array("offset", offset).astype(np.float64)
         if o.shape != (d,):
-            raise ValueError(f"offset must have shape ({d},), got {o.shape}")
+            raise DsgcValueError(f"offset must have shape ({d},), got {o.shape}")
         if not np.isfinite(o).all():
-            raise ValueError("offset must be finite")
+            raise DsgcValueError("offset must be finite")
         o.flags.writeable = False
     return c, s, h, o
 
 
 def quantization_ranges(value: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) float32 vectors of a (2, d) ``ranges`` array: finite, lo <= hi, finite steps."""
-    r = _numeric_array("ranges", value)
+    r = numeric_array("ranges", value)
     if r.shape != (2, d):
-        raise ValueError(f"ranges must have shape (2, d) = (2, {d}), got {r.shape}")
+        raise DsgcValueError(f"ranges must have shape (2, d) = (2, {d}), got {r.shape}")
     with np.errstate(over="ignore", invalid="ignore"):
         r32 = r.astype(np.float32)
         steps = (r32[1] - r32[0]) / np.float32(255)
     if not (np.isfinite(r32).all() and np.isfinite(steps).all()):
-        raise ValueError("ranges must be finite in float32, and so must (hi - lo) / 255")
+        raise DsgcValueError("ranges must be finite in float32, and so must (hi - lo) / 255")
     if (r32[1] < r32[0]).any():
-        raise ValueError("ranges must have lo <= hi in every dimension (row 0: lo, row 1: hi)")
+        raise DsgcValueError("ranges must have lo <= hi in every dimension (row 0: lo, row 1: hi)")
     return r32[0], r32[1]
 
 
 def query(value: Any) -> np.ndarray:
     """The query as an (m, d) float64 matrix (a 1-D query becomes m = 1); finite."""
-    arr = _numeric_array("query_emb", value)
+    arr = numeric_array("query_emb", value)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] == 0:
-        raise ValueError(f"query_emb must be (d,) or (m, d) with m >= 1, got shape {np.shape(value)}")
+        raise DsgcValueError(f"query_emb must be (d,) or (m, d) with m >= 1, got shape {np.shape(value)}")
     if arr.shape[1] == 0:
-        raise ValueError("query_emb has an empty embedding dimension")
+        raise DsgcValueError("query_emb has an empty embedding dimension")
     if arr.dtype == np.float32:  # an encoder's output: widened and checked in one pass
         out = np.empty(arr.shape, dtype=np.float64)
         finite = checks.widen_finite(arr, out)
@@ -157,7 +157,7 @@ def query(value: Any) -> np.ndarray:
         out = np.ascontiguousarray(arr, dtype=np.float64)
         finite = checks.all_finite(out)
     if not finite:
-        raise ValueError("query_emb contains NaN or inf")
+        raise DsgcValueError("query_emb contains NaN or inf")
     return out
 
 
@@ -170,13 +170,13 @@ def query_weights(value: Any, m: int) -> np.ndarray:
     """
     if value is None:
         return np.full(m, 1.0 / m) if m > 1 else np.ones(1)
-    w = _numeric_array("query_weights", value).astype(np.float64).ravel()
+    w = numeric_array("query_weights", value).astype(np.float64).ravel()
     if w.shape[0] != m:
-        raise ValueError(f"query_weights has {w.shape[0]} entries, expected {m} (one per query)")
+        raise DsgcValueError(f"query_weights has {w.shape[0]} entries, expected {m} (one per query)")
     if not (np.isfinite(w).all() and (w >= 0).all()):
-        raise ValueError("query_weights must be finite and >= 0")
+        raise DsgcValueError("query_weights must be finite and >= 0")
     if not (w > 0).any():
-        raise ValueError("query_weights must not all be zero")
+        raise DsgcValueError("query_weights must not all be zero")
     scaled = np.ldexp(w, -math.frexp(float(w.max()))[1])
     total = 0.0
     for x in scaled.tolist():
@@ -186,19 +186,19 @@ def query_weights(value: Any, m: int) -> np.ndarray:
 
 def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
     """A 1-D int64 vector; integral floats are accepted, anything else is a TypeError."""
-    arr = _numeric_array(name, value)
+    arr = numeric_array(name, value)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise DsgcValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
+        raise DsgcValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
     kind = arr.dtype.kind
     if kind == "f":
         if not (np.isfinite(arr).all() and (arr == np.floor(arr)).all()):
-            raise TypeError(f"{name} must hold integers, got non-integral values")
+            raise DsgcTypeError(f"{name} must hold integers, got non-integral values")
         if arr.size and np.abs(arr).max() > _INDEX_LIMIT:
-            raise ValueError(f"{name} has values too large for int64")
+            raise DsgcValueError(f"{name} has values too large for int64")
     elif kind == "u" and arr.size and arr.max() > _INDEX_LIMIT:
-        raise ValueError(f"{name} has values too large for int64")
+        raise DsgcValueError(f"{name} has values too large for int64")
     elif arr.dtype == np.int64 and arr.flags.c_contiguous:
         return arr  # native int64 already (a byte-swapped one is converted below)
     return np.ascontiguousarray(arr, dtype=np.int64)
@@ -211,24 +211,24 @@ def costs(value: Any, n: int, name: str = "costs") -> tuple[np.ndarray, int]:
         return c, 0
     negative, top, total = (checks.cost_bounds_par if _config.parallel(n) else checks.cost_bounds)(c, propagation.PARTS)
     if negative:
-        raise ValueError(f"{name} must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
+        raise DsgcValueError(f"{name} must be >= 0, got {int(c.min())} at index {int(np.argmin(c))}")
     if top > cost_limit(n):
-        raise ValueError(f"{name} are too large: their total would overflow int64")
+        raise DsgcValueError(f"{name} are too large: their total would overflow int64")
     return c, int(total)
 
 
 def nonnegative_values(name: str, value: Any, n: int) -> np.ndarray:
     """N finite float64 values >= 0 (one per block)."""
-    arr = _numeric_array(name, value)
+    arr = numeric_array(name, value)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise DsgcValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
+        raise DsgcValueError(f"{name} has {arr.shape[0]} entries, expected {n} (one per block)")
     out = np.ascontiguousarray(arr, dtype=np.float64)
     bad = ~(np.isfinite(out) & (out >= 0.0))
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be finite and >= 0, got {out[k]!r} at index {k}")
+        raise DsgcValueError(f"{name} must be finite and >= 0, got {out[k]!r} at index {k}")
     return out
 
 
@@ -276,18 +276,18 @@ def ages(value: Any, n: int, policy: str) -> np.ndarray | None:
     if value is None:
         return None
     if policy != "agent":
-        raise ValueError(f"ages (working-set ages) are read by policy 'agent' only, not {policy!r}")
+        raise DsgcValueError(f"ages (working-set ages) are read by policy 'agent' only, not {policy!r}")
     a = integer_vector("ages", value, n)
     if a.size and (a.min() < 0 or a.max() > n):
         k = int(np.flatnonzero((a < 0) | (a > n))[0])
-        raise ValueError(f"ages[{k}] must be an integer in [0, {n}] (0: no working-set support), got {int(a[k])}")
+        raise DsgcValueError(f"ages[{k}] must be an integer in [0, {n}] (0: no working-set support), got {int(a[k])}")
     return a
 
 
 def block_count(value: Any, name: str = "n") -> int:
     """A number of blocks (or referents): a non-negative integer below the index limit."""
     if not is_integer_scalar(value) or not 0 <= int(value) <= _INDEX_LIMIT:
-        raise ValueError(f"{name} must be a non-negative integer count, got {value!r}")
+        raise DsgcValueError(f"{name} must be a non-negative integer count, got {value!r}")
     return int(value)
 
 
@@ -295,15 +295,15 @@ def edges(value: Any, n: int) -> np.ndarray:
     """An (E, 2) int64 array of (dependent, prerequisite) pairs, every index in [0, n)."""
     if value is None:
         return np.empty((0, 2), dtype=np.int64)
-    arr = _numeric_array("edges", value)
+    arr = numeric_array("edges", value)
     if arr.size == 0:
         return np.empty((0, 2), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"edges must be (E, 2) (dependent, prerequisite) pairs, got shape {arr.shape}")
+        raise DsgcValueError(f"edges must be (E, 2) (dependent, prerequisite) pairs, got shape {arr.shape}")
     flat = integer_vector("edges", arr.reshape(-1))
     if flat.min() < 0 or flat.max() >= n:
         bad = int(np.flatnonzero((flat < 0) | (flat >= n))[0]) // 2
-        raise ValueError(f"edges[{bad}] = {arr[bad].tolist()} is out of range for {n} blocks")
+        raise DsgcValueError(f"edges[{bad}] = {arr[bad].tolist()} is out of range for {n} blocks")
     return flat.reshape(-1, 2)
 
 
@@ -313,7 +313,7 @@ def order(value: Any, n: int) -> np.ndarray:
         return np.arange(n, dtype=np.int64)
     o = integer_vector("order", value, n)
     if n and (o.min() < 0 or o.max() >= n or np.bincount(o, minlength=n).max() != 1):
-        raise ValueError(f"order must be a permutation of range({n})")
+        raise DsgcValueError(f"order must be a permutation of range({n})")
     return o
 
 
@@ -324,7 +324,7 @@ def indices(name: str, value: Any, n: int) -> np.ndarray:
     single = np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0)
     arr = integer_vector(name, [value] if single else value)
     if arr.size and (arr.min() < 0 or arr.max() >= n):
-        raise ValueError(f"{name} has an index out of range for {n} blocks")
+        raise DsgcValueError(f"{name} has an index out of range for {n} blocks")
     return arr
 
 
@@ -334,9 +334,9 @@ def csr(name: str, indptr: Any, indices: Any, n_rows: int, n_cols: int) -> tuple
     ptr = integer_vector(f"{name} indptr", indptr, n_rows + 1).copy()
     idx = integer_vector(f"{name} indices", indices).copy()
     if ptr[0] != 0 or ptr[-1] != idx.shape[0] or (n_rows and (np.diff(ptr) < 0).any()):
-        raise ValueError(f"{name} indptr must start at 0, never decrease and end at len(indices)")
+        raise DsgcValueError(f"{name} indptr must start at 0, never decrease and end at len(indices)")
     if idx.size and (idx.min() < 0 or idx.max() >= n_cols):
-        raise ValueError(f"{name} indices must be in [0, {n_cols})")
+        raise DsgcValueError(f"{name} indices must be in [0, {n_cols})")
     ptr.flags.writeable = False
     idx.flags.writeable = False
     return ptr, idx
@@ -354,16 +354,16 @@ def result_field(owner: str, name: str, value: Any, dtype: Any, n: int | None) -
     """
     if not isinstance(value, np.ndarray) or value.dtype != dtype or value.ndim != 1:  # dtype: an np.dtype (fast)
         got = f"{value.dtype} array of shape {value.shape}" if isinstance(value, np.ndarray) else type(value).__name__
-        raise TypeError(f"{owner}.{name} must be a 1-D {np.dtype(dtype)} array, got {got}")
+        raise DsgcTypeError(f"{owner}.{name} must be a 1-D {np.dtype(dtype)} array, got {got}")
     if n is not None and value.shape[0] != n:
-        raise ValueError(f"{owner}.{name} has {value.shape[0]} entries, expected {n} (one per block)")
+        raise DsgcValueError(f"{owner}.{name} has {value.shape[0]} entries, expected {n} (one per block)")
 
 
 def result_indices(owner: str, name: str, value: Any, n: int) -> None:
     """``result_field`` for int64 block indices, each in [0, n)."""
     result_field(owner, name, value, I64, None)
     if value.size and (int(value.min()) < 0 or int(value.max()) >= n):
-        raise ValueError(f"{owner}.{name} holds an index outside [0, {n})")
+        raise DsgcValueError(f"{owner}.{name} holds an index outside [0, {n})")
 
 
 def result_fields(owner: str, n: int, fields: Sequence[tuple[str, Any, np.dtype, bool]]) -> None:
@@ -382,7 +382,7 @@ def result_fields(owner: str, n: int, fields: Sequence[tuple[str, Any, np.dtype,
 def result_sorted_indices(owner: str, name: str, value: np.ndarray, n: int) -> None:
     """Sorted block indices (already ``result_field``-checked int64): their ends must lie in [0, n) (O(1))."""
     if value.shape[0] and not 0 <= int(value[0]) <= int(value[-1]) < n:
-        raise ValueError(f"{owner}.{name} holds an index outside [0, {n})")
+        raise DsgcValueError(f"{owner}.{name} holds an index outside [0, {n})")
 
 
 def result_scalars(owner: str, names: Mapping[str, Any], choices: Mapping[str, tuple[Any, Sequence[str]]]) -> None:
@@ -391,7 +391,7 @@ def result_scalars(owner: str, names: Mapping[str, Any], choices: Mapping[str, t
         if type(value) is int and value >= 0:
             continue
         if not is_integer_scalar(value) or int(value) < 0:
-            raise ValueError(f"{owner}.{name} must be a non-negative integer, got {value!r}")
+            raise DsgcValueError(f"{owner}.{name} must be a non-negative integer, got {value!r}")
     for name, (value, allowed) in choices.items():
         if value not in allowed:
-            raise ValueError(f"{owner}.{name} must be one of {list(allowed)}, got {value!r}")
+            raise DsgcValueError(f"{owner}.{name} must be one of {list(allowed)}, got {value!r}")

@@ -13,6 +13,8 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from dsgc_ref.contract import DsgcTypeError
+
 from . import messages as _messages
 from .archive import ArchivedBlock, Block, DeletedBlock
 from .explain import CompactionReport
@@ -35,7 +37,7 @@ class AsyncMemoryStore:
 
     def __init__(self, store: MemoryStore) -> None:
         if not isinstance(store, MemoryStore):
-            raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
+            raise DsgcTypeError(f"store must be a MemoryStore, got {type(store).__name__}")
         self.store = store
 
     @classmethod

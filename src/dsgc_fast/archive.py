@@ -43,6 +43,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from dsgc_ref.contract import DsgcRuntimeError, DsgcValueError
+
 from ._archive_access import (
     MEMDB_SPILL,
     WriterLock,
@@ -188,7 +190,7 @@ class Block:
             )
             _check_block(block, pinned)
         except (TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
-            raise ValueError(f"block seq {seq!r} is malformed: {exc}") from None
+            raise DsgcValueError(f"block seq {seq!r} is malformed: {exc}") from None
         return block
 
 
@@ -226,9 +228,9 @@ def _decoded(text: Any, kind: type) -> Any:
     try:
         value = json.loads(text)
     except RecursionError:
-        raise ValueError(f"a JSON value is nested more than {MAX_NESTING} levels deep") from None
+        raise DsgcValueError(f"a JSON value is nested more than {MAX_NESTING} levels deep") from None
     if not isinstance(value, kind):
-        raise ValueError(f"expected a JSON {kind.__name__}, got {text!r}")
+        raise DsgcValueError(f"expected a JSON {kind.__name__}, got {text!r}")
     check_nesting("a JSON value", value)
     return value
 
@@ -249,7 +251,7 @@ def _check_block(block: Block, pinned: Any) -> None:
     ]
     for ok, problem in checks:
         if not ok:
-            raise ValueError(problem)
+            raise DsgcValueError(problem)
 
 
 @dataclass(frozen=True)
@@ -314,7 +316,7 @@ class Archive:
     def _conn(self) -> sqlite3.Connection:
         """The database connection (absent only while opening fails)."""
         if self._connection is None:
-            raise RuntimeError("the archive's database is not open")
+            raise DsgcRuntimeError("the archive's database is not open")
         return self._connection
 
     def _open_file(self) -> None:
@@ -387,7 +389,7 @@ class Archive:
                     self._conn.execute(statement)
             if self._depth == 1 and self._memdb_pages and is_full(exc):
                 self._leave_memdb()
-                raise RuntimeError(
+                raise DsgcRuntimeError(
                     "one group of writes outgrew the in-memory archive's first database (SQLite's memdb, "
                     f"at most 1 GiB; the archive leaves it at {MEMDB_SPILL >> 20} MiB); nothing was written, "
                     "and the archive now has no such limit: repeat the operation"
@@ -458,13 +460,15 @@ class Archive:
             try:
                 width = np.dtype(stored).newbyteorder("<")
             except TypeError:
-                raise ValueError(f"archive {self.origin!r} is corrupt: {WIDTH_KEY} {stored!r} is no dtype") from None
+                raise DsgcValueError(
+                    f"archive {self.origin!r} is corrupt: {WIDTH_KEY} {stored!r} is no dtype"
+                ) from None
             if width.name not in EMBEDDING_DTYPES:
-                raise ValueError(
+                raise DsgcValueError(
                     f"archive {self.origin!r} is corrupt: {WIDTH_KEY} {stored!r} is not one of {EMBEDDING_DTYPES}"
                 )
         if asked is not None and np.dtype(asked) != width.newbyteorder("="):
-            raise ValueError(
+            raise DsgcValueError(
                 f"this store's embeddings are stored as {width.name}, but embedding_dtype is {np.dtype(asked).name}"
             )
         self.width = width
@@ -489,7 +493,7 @@ class Archive:
                 (block.text, block.cost, json.dumps(block.meta), block.seq, block.id),
             )
         if cur.rowcount != 1:
-            raise RuntimeError(f"archive: block {block.id!r} is not active")
+            raise DsgcRuntimeError(f"archive: block {block.id!r} is not active")
 
     def archive_blocks(self, reasons: dict[int, str], compaction: int) -> None:
         """Move the active blocks with these ``seq`` keys into the archive (one transaction).
@@ -505,7 +509,7 @@ class Archive:
                 [(compaction, reason, seq) for seq, reason in reasons.items()],
             ).rowcount
             if moved != len(reasons):
-                raise RuntimeError(f"archive: {len(reasons) - moved} of the blocks to evict are not active")
+                raise DsgcRuntimeError(f"archive: {len(reasons) - moved} of the blocks to evict are not active")
             self._conn.executemany("DELETE FROM active WHERE seq = ?", [(seq,) for seq in reasons])
 
     def restore_blocks(self, seqs: Iterable[int]) -> list[Block]:
@@ -521,7 +525,7 @@ class Archive:
                 (payload,),
             ).fetchall()
             if len(rows) != len(wanted):
-                raise ValueError(
+                raise DsgcValueError(
                     f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing"
                 )
             self._conn.execute(
@@ -564,7 +568,9 @@ class Archive:
                 )
                 moved += self._conn.execute("SELECT changes()").fetchone()[0]
             if moved != wanted:
-                raise RuntimeError(f"archive: {wanted - moved} of the blocks to delete are neither active nor archived")
+                raise DsgcRuntimeError(
+                    f"archive: {wanted - moved} of the blocks to delete are neither active nor archived"
+                )
             for table in ("active", "archive"):
                 self._conn.execute(f"DELETE FROM {table} WHERE seq IN (SELECT value FROM json_each(?))", (payload,))
         return number
@@ -624,13 +630,13 @@ class Archive:
         (unless a reader holds it open then; it loads either way).
         """
         if self._depth:
-            raise RuntimeError("cannot save inside atomic(): the group is not committed yet; save after the block")
+            raise DsgcRuntimeError("cannot save inside atomic(): the group is not committed yet; save after the block")
         target = database_path(path)
         if target == ":memory:" or os.path.isdir(target):
-            raise ValueError(f"save needs a file path, got {target!r}")
+            raise DsgcValueError(f"save needs a file path, got {target!r}")
         if os.path.exists(target):
             if self.path != ":memory:" and os.path.samefile(target, self.path):
-                raise ValueError(f"cannot save the store onto its own archive file {target!r}")
+                raise DsgcValueError(f"cannot save the store onto its own archive file {target!r}")
             check_single_name(target)
         writer = WriterLock(target, create=False)  # an archive's lock file exists: refuse a live one
         try:
@@ -749,7 +755,7 @@ def _create_schema(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> N
 def _row_id(cursor: sqlite3.Cursor) -> int:
     """The rowid an INSERT just made."""
     if cursor.lastrowid is None:
-        raise RuntimeError("the INSERT made no row")
+        raise DsgcRuntimeError("the INSERT made no row")
     return int(cursor.lastrowid)
 
 
@@ -799,19 +805,23 @@ def check_schema(conn: sqlite3.Connection, origin: str) -> None:
         f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours
     )
     if foreign:
-        raise ValueError(
+        raise DsgcValueError(
             f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}"
         )
     present = {(kind, name) for kind, name, _, _ in found}
     missing = sorted(name for kind, name, _, _ in expected if kind == "table" and (kind, name) not in present)
     if missing:
-        raise ValueError(f"{origin!r} is not a dsgc store database: no table(s) {missing}")
+        raise DsgcValueError(f"{origin!r} is not a dsgc store database: no table(s) {missing}")
     altered = sorted(f"{kind} {name!r}" for kind, name, _, _ in found - expected)
     if altered:
-        raise ValueError(f"{origin!r} is not a dsgc store database: {altered} defined otherwise than the store does")
+        raise DsgcValueError(
+            f"{origin!r} is not a dsgc store database: {altered} defined otherwise than the store does"
+        )
     if version is None:
         recorded = _recorded_version(conn)
-        raise ValueError(f"archive {origin!r} has schema version {recorded}, expected one of {list(READABLE_VERSIONS)}")
+        raise DsgcValueError(
+            f"archive {origin!r} has schema version {recorded}, expected one of {list(READABLE_VERSIONS)}"
+        )
 
 
 def _prefixed(alias: str) -> str:

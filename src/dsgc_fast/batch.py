@@ -15,7 +15,7 @@ from typing import Any, Unpack
 import numpy as np
 import numpy.typing as npt
 
-from dsgc_ref.contract import POLICIES, SELECTIONS, ParamOverrides, Params, check_budget
+from dsgc_ref.contract import POLICIES, SELECTIONS, DsgcValueError, ParamOverrides, Params, check_budget
 
 from . import _validate, stages
 from .kernels import batch as kernels
@@ -59,7 +59,7 @@ class BatchRetention:
         _validate.result_field(owner, "rank", self.rank, _validate.I64, n)
         sizes = np.repeat(np.diff(offsets), np.diff(offsets))
         if n and ((self.rank < 0).any() or (self.rank >= sizes).any()):
-            raise ValueError("BatchRetention.rank holds a local index outside its store")
+            raise DsgcValueError("BatchRetention.rank holds a local index outside its store")
         for name in ("used", "budgets"):
             _validate.result_field(owner, name, getattr(self, name), _validate.I64, stores)
         _validate.result_scalars(
@@ -100,7 +100,7 @@ def _offsets(name: str, value: Any, total: int) -> np.ndarray:
     """S + 1 int64 boundaries: starting at 0, never decreasing, ending at ``total``."""
     off = _validate.integer_vector(name, value)
     if off.shape[0] == 0 or off[0] != 0 or off[-1] != total or (np.diff(off) < 0).any():
-        raise ValueError(f"{name} must start at 0, never decrease and end at {total}")
+        raise DsgcValueError(f"{name} must start at 0, never decrease and end at {total}")
     return off
 
 
@@ -110,7 +110,7 @@ def _budgets(value: Any, n_stores: int) -> np.ndarray:
         return np.full(n_stores, check_budget(value), dtype=np.int64)
     b = _validate.integer_vector("budgets", value, n_stores)
     if b.size and b.min() < 0:
-        raise ValueError(f"budgets must be >= 0, got {int(b.min())} for store {int(np.argmin(b))}")
+        raise DsgcValueError(f"budgets must be >= 0, got {int(b.min())} for store {int(np.argmin(b))}")
     return b
 
 
@@ -119,21 +119,21 @@ def _local_edges(edges: Any, edge_offsets: Any, offsets: np.ndarray) -> tuple[np
     n_stores = offsets.shape[0] - 1
     if edges is None:
         if edge_offsets is not None:
-            raise ValueError("edge_offsets is given but edges is None")
+            raise DsgcValueError("edge_offsets is given but edges is None")
         empty = np.empty(0, dtype=np.int64)
         return empty, empty, np.zeros(n_stores + 1, dtype=np.int64)
     if edge_offsets is None:
-        raise ValueError("edges needs edge_offsets (S + 1 boundaries, one segment per store)")
+        raise DsgcValueError("edges needs edge_offsets (S + 1 boundaries, one segment per store)")
     e = _validate.edges(edges, int(offsets[-1]))
     e_off = _offsets("edge_offsets", edge_offsets, e.shape[0])
     if e_off.shape[0] != n_stores + 1:
-        raise ValueError(f"edge_offsets has {e_off.shape[0]} entries, expected {n_stores + 1} (stores + 1)")
+        raise DsgcValueError(f"edge_offsets has {e_off.shape[0]} entries, expected {n_stores + 1} (stores + 1)")
     sizes = np.repeat(np.diff(offsets), np.diff(e_off))
     bad = np.flatnonzero((e[:, 0] >= sizes) | (e[:, 1] >= sizes))
     if bad.size:
         k = int(bad[0])
         store = int(np.searchsorted(e_off, k, side="right") - 1)
-        raise ValueError(f"edges[{k}] = {e[k].tolist()} is out of range for store {store} ({int(sizes[k])} blocks)")
+        raise DsgcValueError(f"edges[{k}] = {e[k].tolist()} is out of range for store {store} ({int(sizes[k])} blocks)")
     return np.ascontiguousarray(e[:, 0]), np.ascontiguousarray(e[:, 1]), e_off
 
 
@@ -192,7 +192,7 @@ def retain_batch(
     elif queries.shape[0] == n_stores:
         query_of = np.arange(n_stores, dtype=np.int64)
     else:
-        raise ValueError(
+        raise DsgcValueError(
             f"query_embs has {queries.shape[0]} rows, expected {n_stores} (one per store) or a (d,) vector"
         )
     cost, _ = _validate.costs(costs, n)

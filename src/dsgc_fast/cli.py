@@ -40,7 +40,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from dsgc_ref.contract import Params, ReferentEvictionError
+from dsgc_ref.contract import DsgcValueError, Params, ReferentEvictionError
 
 from ._terminal import printable
 from .compaction import OVER_BUDGET
@@ -141,7 +141,7 @@ def _params(args: argparse.Namespace) -> Params:
     try:
         return Params(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Params)})
     except TypeError as exc:
-        raise ValueError(str(exc)) from None
+        raise DsgcValueError(str(exc)) from None
 
 
 def _run(args: argparse.Namespace) -> tuple[MemoryStore, CompactionReport]:
@@ -182,12 +182,12 @@ def _check_output(path: str | None, option: str) -> None:
     if path is None:
         return
     if os.path.isdir(path):
-        raise ValueError(f"{option} {path!r} is a directory")
+        raise DsgcValueError(f"{option} {path!r} is a directory")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
-        raise ValueError(f"{option} {path!r}: directory {parent!r} does not exist")
+        raise DsgcValueError(f"{option} {path!r}: directory {parent!r} does not exist")
     if not os.access(path if os.path.exists(path) else parent, os.W_OK):
-        raise ValueError(f"{option} {path!r} is not writable")
+        raise DsgcValueError(f"{option} {path!r} is not writable")
 
 
 def _explain_output(report: CompactionReport, ids: Sequence[str] | None, fmt: str) -> str:

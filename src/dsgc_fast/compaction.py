@@ -70,7 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import BindingTable, Form, Params, Reason, ReferentEvictionError
+from dsgc_ref.contract import BindingTable, DsgcValueError, Form, Params, Reason, ReferentEvictionError
 
 from ._chat_facts import CALL_PREFIX, RESULT_PREFIX
 from ._deferred import deferred
@@ -100,7 +100,7 @@ selection_kernels = deferred("dsgc_fast.kernels.selection")
 
 def check_over_budget(on_over_budget: Any) -> str:
     if on_over_budget not in OVER_BUDGET:
-        raise ValueError(f"on_over_budget must be one of {list(OVER_BUDGET)}, got {on_over_budget!r}")
+        raise DsgcValueError(f"on_over_budget must be one of {list(OVER_BUDGET)}, got {on_over_budget!r}")
     return on_over_budget
 
 
@@ -298,7 +298,7 @@ def with_digests(
     result, costs = decided.result, decided.costs
     n = costs.shape[0]
     if len(digests) != n:
-        raise ValueError(f"digests has {len(digests)} entries, expected {n} (one per block)")
+        raise DsgcValueError(f"digests has {len(digests)} entries, expected {n} (one per block)")
     if all(d is None for d in digests):
         return decided
     item, needs = _items(index, n)

@@ -70,7 +70,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from dsgc_ref.contract import is_integer_scalar
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar
 
 from .induction.json_values import MAX_VALUE_CHARS, Leaf, leaf_value
 
@@ -284,7 +284,7 @@ def _lines(n: int) -> str:
 
 def _limit(name: str, value: Any) -> int:
     if not is_integer_scalar(value) or int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise DsgcValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
@@ -328,13 +328,13 @@ def render_digest(
         ``tokens`` negative or not an integer, a limit not a positive integer.
     """
     if not isinstance(content, str):
-        raise TypeError(f"content must be a str, got {type(content).__name__}")
+        raise DsgcTypeError(f"content must be a str, got {type(content).__name__}")
     if isinstance(block_id, bool) or not isinstance(block_id, (int, str)):
-        raise TypeError(f"block_id must be an int or a str, got {type(block_id).__name__}")
+        raise DsgcTypeError(f"block_id must be an int or a str, got {type(block_id).__name__}")
     if tool is not None and not isinstance(tool, str):
-        raise TypeError(f"tool must be a str or None, got {type(tool).__name__}")
+        raise DsgcTypeError(f"tool must be a str or None, got {type(tool).__name__}")
     if tokens is not None and (not is_integer_scalar(tokens) or int(tokens) < 0):
-        raise ValueError(f"tokens must be a non-negative integer or None, got {tokens!r}")
+        raise DsgcValueError(f"tokens must be a non-negative integer or None, got {tokens!r}")
     limits = _limit("max_chars", max_chars), _limit("max_items", max_items)
     lines = _limit("max_lines", max_lines)
     if is_digest(content):

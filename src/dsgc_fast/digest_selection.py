@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import Form, check_budget
+from dsgc_ref.contract import DsgcValueError, Form, check_budget
 
 from . import _validate
 from ._deferred import deferred
@@ -96,17 +96,17 @@ def select_forms(
     w = _validate.nonnegative_values("digest_values", digest_values, n)
     if (d > c).any():
         i = int(np.flatnonzero(d > c)[0])
-        raise ValueError(f"digest_costs[{i}] = {int(d[i])} exceeds whole_costs[{i}] = {int(c[i])}")
+        raise DsgcValueError(f"digest_costs[{i}] = {int(d[i])} exceeds whole_costs[{i}] = {int(c[i])}")
     if (w > v).any():
         i = int(np.flatnonzero(w > v)[0])
-        raise ValueError(f"digest_values[{i}] = {float(w[i])!r} exceeds whole_values[{i}] = {float(v[i])!r}")
+        raise DsgcValueError(f"digest_values[{i}] = {float(w[i])!r} exceeds whole_values[{i}] = {float(v[i])!r}")
     if floor is None:
         f = np.zeros(n, dtype=np.int8)
     else:
         f64 = _validate.integer_vector("floor", floor, n)
         if f64.size and (f64.min() < 0 or f64.max() > 2):
             i = int(np.flatnonzero((f64 < 0) | (f64 > 2))[0])
-            raise ValueError(f"floor[{i}] must be a Form (0 evict, 1 digest, 2 whole), got {int(f64[i])}")
+            raise DsgcValueError(f"floor[{i}] must be a Form (0 evict, 1 digest, 2 whole), got {int(f64[i])}")
         f = f64.astype(np.int8)
     forms = np.empty(n, dtype=np.int8)
     used, value = kernel.select_forms(c, d, v, w, f, b, forms)

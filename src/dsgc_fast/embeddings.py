@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from dsgc_ref.contract import DsgcValueError
+
 from . import _validate
 from ._deferred import deferred
 
@@ -58,12 +60,14 @@ class TiledEmbeddings:
         numbers.
         """
         n = _validate.block_count(n, "n")
-        arr = _validate._numeric_array("tiles", tiles)
-        if arr.ndim != 3 or arr.shape[2] != TILE_ROWS or arr.shape[1] == 0:
-            raise ValueError(f"tiles must be a (tiles, d, {TILE_ROWS}) array with d > 0, got shape {arr.shape}")
-        if arr.shape[0] != -(-n // TILE_ROWS):
-            raise ValueError(
-                f"tiles hold {arr.shape[0]} tiles of {TILE_ROWS} rows, but n = {n} blocks need {-(-n // TILE_ROWS)}"
+        arr = _validate.numeric_array("tiles", tiles)
+        if arr.ndim != 3 or arr.shape[2] != rowdot.TILE_ROWS or arr.shape[1] == 0:
+            raise DsgcValueError(
+                f"tiles must be a (tiles, d, {rowdot.TILE_ROWS}) array with d > 0, got shape {arr.shape}"
+            )
+        if arr.shape[0] != -(-n // rowdot.TILE_ROWS):
+            raise DsgcValueError(
+                f"tiles hold {arr.shape[0]} tiles of {rowdot.TILE_ROWS} rows, but n = {n} blocks need {-(-n // rowdot.TILE_ROWS)}"
             )
         tiles = np.array(arr, dtype=arr.dtype if arr.dtype in _validate.EMBEDDING_DTYPES else np.float64, order="C")
         tiles.flags.writeable = False

@@ -31,6 +31,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError
+
 from ._extras import install_hint
 
 LEXICAL_DIM = 256
@@ -52,11 +54,11 @@ class Encoder(Protocol):
 
 def _check_texts(texts: Any) -> list[str]:
     if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not a single string")
+        raise DsgcTypeError("texts must be a sequence of strings, not a single string")
     out = list(texts)
     for k, t in enumerate(out):
         if not isinstance(t, str):
-            raise TypeError(f"texts[{k}] must be a str, got {type(t).__name__}")
+            raise DsgcTypeError(f"texts[{k}] must be a str, got {type(t).__name__}")
     return out
 
 
@@ -67,7 +69,7 @@ def check_unicode(name: str, text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValueError(
+        raise DsgcValueError(
             f"{name} is not valid Unicode: lone surrogate {text[exc.start]!r} at index {exc.start}"
         ) from None
     return text
@@ -167,7 +169,7 @@ class SentenceEncoder:
 
     def __init__(self, batch_size: int = 64, progress: bool = False) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+            raise DsgcValueError(f"batch_size must be a positive int, got {batch_size!r}")
         self.batch_size = batch_size
         self.progress = progress
         self._model: Any = None
@@ -193,7 +195,7 @@ def make_encoder(name: str, *, progress: bool = False) -> Encoder:
         return LexicalEncoder()
     if name == "sentence":
         return SentenceEncoder(progress=progress)
-    raise ValueError(f"encoder must be one of {ENCODER_NAMES}, got {name!r}")
+    raise DsgcValueError(f"encoder must be one of {ENCODER_NAMES}, got {name!r}")
 
 
 def encode_function(encoder: Any) -> tuple[Any, Any]:
@@ -208,7 +210,7 @@ def encode_function(encoder: Any) -> tuple[Any, Any]:
         encoder = make_encoder(encoder)
     encode = getattr(encoder, "encode", encoder)
     if not callable(encode):
-        raise TypeError(
+        raise DsgcTypeError(
             f"encoder must be a name {ENCODER_NAMES}, an object with an encode(texts) method or a callable"
             f" list[str] -> (n, d) array, got {type(encoder).__name__}"
         )
@@ -229,9 +231,9 @@ def _pack_texts(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 def _unpack_texts(text_bytes: np.ndarray, offsets: np.ndarray) -> list[str]:
     """The texts ``_pack_texts`` stored; ``ValueError`` if the arrays are not such a pair."""
     if text_bytes.dtype != np.uint8 or text_bytes.ndim != 1 or offsets.dtype.kind != "i" or offsets.ndim != 1:
-        raise ValueError("not a packed text array")
+        raise DsgcValueError("not a packed text array")
     if offsets.size == 0 or offsets[0] != 0 or offsets[-1] != text_bytes.size or np.any(np.diff(offsets) < 0):
-        raise ValueError("text offsets do not partition the text bytes")
+        raise DsgcValueError("text offsets do not partition the text bytes")
     blob = text_bytes.tobytes()
     return [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
@@ -261,9 +263,9 @@ class CachedEncoder:
         self.name = getattr(self.encoder, "name", None)
         self.dim = getattr(self.encoder, "dim", None)
         if path is not None and not isinstance(self.name, str):
-            raise ValueError("a file memo (path) needs an encoder with a name")
+            raise DsgcValueError("a file memo (path) needs an encoder with a name")
         if max_texts is not None and (not isinstance(max_texts, int) or isinstance(max_texts, bool) or max_texts < 1):
-            raise ValueError(f"max_texts must be a positive int or None, got {max_texts!r}")
+            raise DsgcValueError(f"max_texts must be a positive int or None, got {max_texts!r}")
         self.max_texts = max_texts
         self.path = Path(path) if path is not None else None
         self._rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
@@ -314,9 +316,9 @@ class CachedEncoder:
     def _checked(self, rows: Any, n: int) -> np.ndarray:
         out = np.asarray(rows, dtype=np.float64)
         if out.ndim != 2 or out.shape[0] != n or (self.dim is not None and out.shape[1] != self.dim):
-            raise ValueError(f"encoder must return an ({n}, {self.dim or 'd'}) array, got shape {out.shape}")
+            raise DsgcValueError(f"encoder must return an ({n}, {self.dim or 'd'}) array, got shape {out.shape}")
         if out.shape[1] == 0 or not np.isfinite(out).all():
-            raise ValueError("encoder output must be finite with d >= 1")
+            raise DsgcValueError("encoder output must be finite with d >= 1")
         self.dim = out.shape[1]
         return out
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from dsgc_ref.contract import DsgcValueError
+
 from . import _validate
 from ._deferred import deferred
 
@@ -52,7 +54,7 @@ class DependencyGraph:
         first = np.zeros(indices.shape[0], dtype=np.bool_)
         first[indptr[:-1][np.diff(indptr) > 0]] = True
         if (indices == rows).any() or not ((np.diff(indices) > 0) | first[1:]).all():
-            raise ValueError(
+            raise DsgcValueError(
                 "a DependencyGraph's rows must list distinct dependents in ascending order, without "
                 "self-loops; build it with DependencyGraph.from_edges(n, edges)"
             )
@@ -206,6 +208,6 @@ def as_graph(edges: Any, n: int) -> DependencyGraph:
     """
     if isinstance(edges, DependencyGraph):
         if edges.n != n:
-            raise ValueError(f"edges is a DependencyGraph over {edges.n} blocks, but there are {n} blocks")
+            raise DsgcValueError(f"edges is a DependencyGraph over {edges.n} blocks, but there are {n} blocks")
         return edges
     return _LAST_EDGES.graph(n, edges)

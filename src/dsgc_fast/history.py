@@ -32,7 +32,7 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from dsgc_ref.contract import ParamOverrides, Params, check_budget, is_integer_scalar
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError, ParamOverrides, Params, check_budget, is_integer_scalar
 
 from . import _validate
 from ._growable import Growable as _Growable
@@ -105,19 +105,19 @@ class Selection:
     def __post_init__(self) -> None:
         """Check the fields' types and ranges (``TypeError``/``ValueError``), for a hand-built selection too."""
         if not isinstance(self.messages, list) or not all(isinstance(m, dict) for m in self.messages):
-            raise TypeError("Selection.messages must be a list of message dicts")
+            raise DsgcTypeError("Selection.messages must be a list of message dicts")
         if not isinstance(self.ids, tuple) or not all(isinstance(i, str) for i in self.ids):
-            raise TypeError("Selection.ids must be a tuple of block id strings")
+            raise DsgcTypeError("Selection.ids must be a tuple of block id strings")
         positions = (self.indices, list(self.truncated) if isinstance(self.truncated, Mapping) else None)
         for name, values in zip(("indices", "truncated"), positions):
             if not isinstance(values, list) or not all(is_integer_scalar(k) and 0 <= k < len(self.ids) for k in values):
-                raise ValueError(f"Selection.{name} must hold input positions in [0, {len(self.ids)})")
+                raise DsgcValueError(f"Selection.{name} must hold input positions in [0, {len(self.ids)})")
         if self.indices != sorted(set(self.indices)):
-            raise ValueError("Selection.indices must be ascending, without repeats")
+            raise DsgcValueError("Selection.indices must be ascending, without repeats")
         if not isinstance(self.report, CompactionReport):
-            raise TypeError(f"Selection.report must be a CompactionReport, got {type(self.report).__name__}")
+            raise DsgcTypeError(f"Selection.report must be a CompactionReport, got {type(self.report).__name__}")
         if not isinstance(self.over_budget, bool):
-            raise TypeError(f"Selection.over_budget must be a bool, got {type(self.over_budget).__name__}")
+            raise DsgcTypeError(f"Selection.over_budget must be a bool, got {type(self.over_budget).__name__}")
         _validate.result_scalars("Selection", {"used": self.used, "budget": self.budget}, {})
 
     @property
@@ -144,7 +144,7 @@ class SelectCache:
         self, encoder: Any = None, *, max_texts: int = DEFAULT_MAX_TEXTS, max_histories: int = DEFAULT_MAX_HISTORIES
     ) -> None:
         if not isinstance(max_histories, int) or isinstance(max_histories, bool) or max_histories < 1:
-            raise ValueError(f"max_histories must be a positive int, got {max_histories!r}")
+            raise DsgcValueError(f"max_histories must be a positive int, got {max_histories!r}")
         self.encoder = encoder if encoder is not None else LexicalEncoder()
         self.rows = CachedEncoder(self.encoder, max_texts=max_texts)
         self.max_histories = max_histories
@@ -291,13 +291,13 @@ def select(
     budget = check_budget(budget)
     check_over_budget(on_over_budget)
     if not isinstance(digests, bool):
-        raise TypeError(f"digests must be a bool, got {type(digests).__name__}")
+        raise DsgcTypeError(f"digests must be a bool, got {type(digests).__name__}")
     cache = _cache(encoder, cache)
     with cache._lock:
         counter, history, state, roots = cache.prepared(messages, tokenizer, live)
         if query is None:
             if state.query is None:
-                raise ValueError("query is required: the messages have no user message to use as the query")
+                raise DsgcValueError("query is required: the messages have no user message to use as the query")
             query = state.query
         embs = history.embeddings(cache.rows)
         dimension = embs.shape[1] if state.n else None
@@ -339,15 +339,15 @@ def _cache(encoder: Any, cache: SelectCache | None) -> SelectCache:
     if cache is None:
         return default_cache(encoder)
     if not isinstance(cache, SelectCache):
-        raise TypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
+        raise DsgcTypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
     if encoder is not None and encoder is not cache.encoder:
-        raise ValueError("encoder is not the cache's encoder: pass one of them, or a SelectCache(encoder)")
+        raise DsgcValueError("encoder is not the cache's encoder: pass one of them, or a SelectCache(encoder)")
     return cache
 
 
 def _records(messages: Any) -> list[Any]:
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
-        raise TypeError(f"messages must be a sequence of chat messages (dicts), got {type(messages).__name__}")
+        raise DsgcTypeError(f"messages must be a sequence of chat messages (dicts), got {type(messages).__name__}")
     return list(messages)
 
 
@@ -533,11 +533,11 @@ class _History:
     def roots(self, live: Sequence[int]) -> np.ndarray:
         """The live roots with the messages at positions ``live`` added (``messages.live_roots``)."""
         if isinstance(live, (str, bytes)) or not isinstance(live, Sequence):
-            raise TypeError(f"live must be a sequence of message positions, got {type(live).__name__}")
+            raise DsgcTypeError(f"live must be a sequence of message positions, got {type(live).__name__}")
         n = len(self.blocks)
         for k in live:
             if not is_integer_scalar(k) or not 0 <= int(k) < n:
-                raise ValueError(f"live must hold message positions in [0, {n}), got {k!r}")
+                raise DsgcValueError(f"live must hold message positions in [0, {n}), got {k!r}")
         if not live:
             return self.state().roots
         return self._root_slots(self.units.live_roots([self.ids[int(k)] for k in live]))

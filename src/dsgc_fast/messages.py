@@ -48,7 +48,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from dsgc_ref.contract import DsgcValueError
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError
 
 from . import _validate
 from ._chat_facts import CALL_PREFIX, RESULT_PREFIX
@@ -157,7 +157,7 @@ def message_text(message: Mapping[str, Any]) -> str:
     elif isinstance(content, list):
         parts = [p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
     else:
-        raise TypeError(f"content must be a string, null or a list of content parts, got {type(content).__name__}")
+        raise DsgcTypeError(f"content must be a string, null or a list of content parts, got {type(content).__name__}")
     for call in message.get("tool_calls") or ():
         function = call.get("function") or {}
         parts.append(f"{function.get('name', '')}({function.get('arguments', '')})")
@@ -414,7 +414,7 @@ def _first_repeat(values: Sequence[str]) -> str:
         if value in seen:
             return value
         seen.add(value)
-    raise ValueError("no value repeats")
+    raise DsgcValueError("no value repeats")
 
 
 def _newest_first(store: MemoryStore) -> Iterator[Block]:
@@ -502,7 +502,7 @@ def plan_records(
     ``add_records``: whether its ``meta`` is a fresh copy the store may keep uncopied.
     """
     if not isinstance(induce, bool):
-        raise TypeError(f"induce must be a bool, got {type(induce).__name__}")
+        raise DsgcTypeError(f"induce must be a bool, got {type(induce).__name__}")
     planner = _Planner.for_store(store, induce)
     plans = [planner.plan(record, where) for where, record in records]
     if complete:
@@ -542,9 +542,9 @@ def _add_planned(
     """``add_records``'s work, holding the store's lock."""
     plans = list(zip((where for where, _ in records), plan_records(store, records, complete=complete, induce=induce)))
     if embeddings is not None:
-        vectors = _validate._numeric_array("embeddings", embeddings)
+        vectors = _validate.numeric_array("embeddings", embeddings)
         if vectors.ndim != 2 or vectors.shape[0] != len(plans):
-            raise ValueError(
+            raise DsgcValueError(
                 f"embeddings must be an ({len(plans)}, d) array, one row per record, got shape {vectors.shape}"
             )
         for (_, kwargs), vector in zip(plans, vectors):
@@ -739,7 +739,7 @@ def compact_messages(
     ``policy``, ``lambda_pi``, ...).
     """
     if tokenizer is not None and token_counter_of(tokenizer).name != store.tokenizer.name:
-        raise ValueError(
+        raise DsgcValueError(
             f"tokenizer {token_counter_of(tokenizer).name!r} is not the store's ({store.tokenizer.name!r}): "
             "block costs are counted when blocks are added, so choose the tokenizer with MemoryStore(tokenizer=...)"
         )
@@ -757,7 +757,7 @@ def _compact_turn(
     units = ChatUnits(store._shared_blocks())  # the rules themselves, for blocks the store's chat facts cannot follow
     if query is None:
         if units.turn_start is None:
-            raise ValueError("query is required: the store has no user message to use as the query")
+            raise DsgcValueError("query is required: the store has no user message to use as the query")
         query = units.blocks[units.turn_start].text
     ages = {units.ids[k]: int(age) for k, age in enumerate(units.ages().tolist()) if age}
     return store.compact(
@@ -813,13 +813,13 @@ def check_messages(messages: Sequence[Mapping[str, Any]]) -> None:
         if message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             if call_id not in pending:
-                raise ValueError(
+                raise DsgcValueError(
                     f"messages[{k}] is a tool result for call {call_id!r} with no open assistant tool call"
                 )
             pending.discard(call_id)
             continue
         if pending:
-            raise ValueError(f"messages[{k}]: tool call(s) {sorted(pending)} have no result before it")
+            raise DsgcValueError(f"messages[{k}]: tool call(s) {sorted(pending)} have no result before it")
         calls = message.get("tool_calls")
         if calls:
             pending = {c["id"] for c in calls}

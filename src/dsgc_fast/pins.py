@@ -20,6 +20,8 @@ import numpy.typing as npt
 
 from dsgc_ref.contract import (
     BindingTable,
+    DsgcTypeError,
+    DsgcValueError,
     ReferentEvictionError,
     check_referent_lists,
     is_integer_scalar,
@@ -74,11 +76,11 @@ class ReferentIndex:
         binder = _validate.integer_vector("live_binder", self.live_binder).copy()
         m = binder.shape[0]
         if binder.size and (binder.min() < -1 or binder.max() >= n):
-            raise ValueError(f"live_binder must hold block indices in [0, {n}) or -1 (unbound)")
+            raise DsgcValueError(f"live_binder must hold block indices in [0, {n}) or -1 (unbound)")
         binder.flags.writeable = False
         indptr, ids = _validate.csr("use", self.use_indptr, self.use_ids, n, m)
         if len(self.names) != m or len(self.values) != m:
-            raise ValueError(
+            raise DsgcValueError(
                 f"names and values need one entry per referent ({m}), got {len(self.names)} and {len(self.values)}"
             )
         for name, value in (("n", n), ("live_binder", binder), ("use_indptr", indptr), ("use_ids", ids)):
@@ -140,9 +142,9 @@ class ReferentIndex:
                     live[k] = i
         for x, i in (binders or {}).items():
             if not is_integer_scalar(i) or not 0 <= int(i) < n:
-                raise ValueError(f"binders[{x!r}] = {i!r} is not a block index")
+                raise DsgcValueError(f"binders[{x!r}] = {i!r} is not a block index")
             if x not in bind_maps[int(i)]:
-                raise ValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
+                raise DsgcValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
             live[ids[x]] = int(i)
         indptr = np.zeros(n + 1, dtype=np.int64)
         flat: list[int] = []
@@ -189,9 +191,9 @@ class ReferentIndex:
             m = _validate.block_count(n_referents, "n_referents")
         for name, ids in (("use_ids", uses), ("bind_ids", bound)):
             if ids.size and (ids.min() < 0 or ids.max() >= m):
-                raise ValueError(f"{name} has a referent id out of range [0, {m})")
+                raise DsgcValueError(f"{name} has a referent id out of range [0, {m})")
         if values is not None and len(values) != m:
-            raise ValueError(f"values has {len(values)} entries, expected {m} (one per referent id)")
+            raise DsgcValueError(f"values has {len(values)} entries, expected {m} (one per referent id)")
         names = touched.tolist()
         vals = [values[x] for x in names] if values is not None else [None] * len(names)
         local_uses, local_bound = local[: uses.shape[0]], local[uses.shape[0] :]
@@ -229,17 +231,17 @@ def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders:
     """Accept a prebuilt ``ReferentIndex`` (``referents=``) or the ``uses``/``binds`` lists."""
     if referents is not None:
         if uses is not None or binds is not None or binders is not None:
-            raise ValueError("pass either referents (a ReferentIndex) or uses/binds/binders, not both")
+            raise DsgcValueError("pass either referents (a ReferentIndex) or uses/binds/binders, not both")
         if not isinstance(referents, ReferentIndex):
-            raise TypeError(f"referents must be a ReferentIndex, got {type(referents).__name__}")
+            raise DsgcTypeError(f"referents must be a ReferentIndex, got {type(referents).__name__}")
         if referents.n != n:
-            raise ValueError(f"referents is a ReferentIndex over {referents.n} blocks, but there are {n} blocks")
+            raise DsgcValueError(f"referents is a ReferentIndex over {referents.n} blocks, but there are {n} blocks")
         return referents
     if uses is None and binds is None:
         return ReferentIndex.empty(n)
     index = ReferentIndex.from_lists(uses, binds, order=order, binders=binders)
     if index.n != n:
-        raise ValueError(f"uses/binds describe {index.n} blocks, but there are {n} blocks")
+        raise DsgcValueError(f"uses/binds describe {index.n} blocks, but there are {n} blocks")
     return index
 
 
@@ -292,7 +294,7 @@ def render_table(entries: Sequence[tuple[Hashable, Any, Any]], cost_fn: Callable
     text = "\n".join(f"{x}: {v} (block {b})" for x, v, b in rows)
     cost = cost_fn(text) if rows else 0
     if not is_integer_scalar(cost) or int(cost) < 0:
-        raise ValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
+        raise DsgcValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
     return BindingTable(rows, text, int(cost))
 
 

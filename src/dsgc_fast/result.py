@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from dsgc_ref.contract import POLICIES, SELECTIONS, BindingTable, Reason
+from dsgc_ref.contract import POLICIES, SELECTIONS, BindingTable, DsgcTypeError, Reason
 
 from . import _validate
 from ._deferred import deferred
@@ -93,7 +93,7 @@ class Retention:
             {"policy": (self.policy, POLICIES), "selection": (self.selection, SELECTIONS)},
         )
         if self.binding_table is not None and not isinstance(self.binding_table, BindingTable):
-            raise TypeError(
+            raise DsgcTypeError(
                 f"Retention.binding_table must be a BindingTable or None, got {type(self.binding_table).__name__}"
             )
         if self.working is None:

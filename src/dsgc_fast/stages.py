@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from dsgc_ref.contract import Params, Reason
+from dsgc_ref.contract import DsgcValueError, Params, Reason
 
 from ._deferred import deferred
 from .embeddings import QuantizedEmbeddings, TiledEmbeddings
@@ -72,7 +72,7 @@ def score_rule(policy: str, working: bool = False) -> int:
 def check_mode(mode: object) -> str:
     """``mode`` must be one of ``MODES``."""
     if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise DsgcValueError(f"mode must be one of {MODES}, got {mode!r}")
     return mode
 
 
@@ -147,8 +147,8 @@ def check_finite(a: Floats, embs: Embeddings) -> None:
     if not isinstance(embs, QuantizedEmbeddings):  # int8 codes are always finite
         values = embs.row(row) if isinstance(embs, TiledEmbeddings) else embs[row]
         if not np.isfinite(values).all():
-            raise ValueError(f"block_embs contains NaN or inf (row {row})")
-    raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
+            raise DsgcValueError(f"block_embs contains NaN or inf (row {row})")
+    raise DsgcValueError("query_emb . block_embs overflows float64; rescale the embeddings")
 
 
 def mixture(a: Floats, weights: Floats, tau: float | None) -> Floats:

@@ -49,6 +49,9 @@ import numpy as np
 
 from dsgc_ref.contract import (
     BindingTable,
+    DsgcRuntimeError,
+    DsgcTypeError,
+    DsgcValueError,
     ParamOverrides,
     Params,
     Reason,
@@ -212,14 +215,14 @@ class MemoryStore:
     def _enter(self) -> None:
         """Take the store's lock; raise unless the store is open and this process opened it."""
         if self._forks != _Forks.count and self._archive.path != ":memory:":
-            raise RuntimeError(
+            raise DsgcRuntimeError(
                 f"this MemoryStore was opened by process {self._pid} on {self._archive.path!r}; "
                 "a forked process must open its own store"
             )
         self._lock.acquire()
         if self._closed:
             self._lock.release()
-            raise ValueError("the store is closed")
+            raise DsgcValueError("the store is closed")
 
     def _record_encoder(self) -> None:
         """Remember the encoder's and tokenizer's names in the database; refuse different ones.
@@ -237,7 +240,7 @@ class MemoryStore:
             if stored is None:
                 self._archive.set_setting(key, name)
             elif stored != name:
-                raise ValueError("this store's " + what.format(stored=stored, name=name))
+                raise DsgcValueError("this store's " + what.format(stored=stored, name=name))
 
     # -- construction from the database -------------------------------------------------
     def _rebuild(self) -> None:
@@ -273,12 +276,12 @@ class MemoryStore:
                     self._induce(block)
                 self._append(block, block.embedding, active=table == "active", deleted=table == "deleted")
         except (ValueError, sqlite3.DatabaseError) as exc:
-            raise ValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
+            raise DsgcValueError(f"archive {self._archive.origin!r} is corrupt: {exc}") from None
 
     def _embeddings(self) -> np.ndarray:
         """Every block's embedding row (the store holds at least one block when this is read)."""
         if self._emb is None:
-            raise RuntimeError("the store holds no embeddings yet")
+            raise DsgcRuntimeError("the store holds no embeddings yet")
         return self._emb.view()
 
     def _append(
@@ -290,7 +293,7 @@ class MemoryStore:
         deleted: bool = False,
     ) -> None:
         if embedding is None:
-            raise ValueError(f"block {block.id!r} has no embedding")
+            raise DsgcValueError(f"block {block.id!r} has no embedding")
         slot = len(self._ids)
         if self._emb is None:
             self._emb = _Growable(self._width, embedding.shape[0])
@@ -456,7 +459,7 @@ class MemoryStore:
         )  # fmt: skip
         for prerequisite in block.depends_on:
             if self._deleted.view()[self._slot_of[prerequisite]]:
-                raise ValueError(f"dependency {prerequisite!r} was deleted")
+                raise DsgcValueError(f"dependency {prerequisite!r} was deleted")
         if encoded is None:
             encoded = self._encode([text], "encoder(text)")[0] if embedding is None else self._embedding(embedding)
         vector = encoded if encoded.dtype == self._width else self._stored(encoded)
@@ -481,9 +484,9 @@ class MemoryStore:
 
     def _embedding(self, embedding: Any) -> np.ndarray:
         """A given ``embedding`` checked: a finite (d,) vector, d the store's."""
-        vec = _validate._numeric_array("embedding", embedding).astype(np.float64)
+        vec = _validate.numeric_array("embedding", embedding).astype(np.float64)
         if vec.ndim != 1:
-            raise ValueError(f"embedding must be 1-D (d,), got shape {vec.shape}")
+            raise DsgcValueError(f"embedding must be 1-D (d,), got shape {vec.shape}")
         return self._check_vectors(vec[None, :], "embedding")[0]
 
     def _stored(self, vector: np.ndarray) -> np.ndarray:
@@ -616,7 +619,7 @@ class MemoryStore:
     def _archived_block(self, slot: int) -> Block:
         found = self._archive.archived([slot])
         if not found:
-            raise ValueError(
+            raise DsgcValueError(
                 f"archive {self._archive.origin!r} is corrupt: archived block {self._ids[slot]!r} is missing"
             )
         return found[0].block
@@ -762,7 +765,7 @@ class MemoryStore:
         ages, turn = self._chat.ages(slots, self._active.view())
         if query is None:
             if turn is None:
-                raise ValueError("query is required: the store has no user message to use as the query")
+                raise DsgcValueError("query is required: the store has no user message to use as the query")
             query = self._active_blocks[int(slots[turn])].text
         p = Params.of(params if params is not None else self.params, **overrides)
         query_emb, query_text = self._query(query)
@@ -809,7 +812,7 @@ class MemoryStore:
         embs = self._emb.view()[slots] if self._emb is not None else np.empty((0, query_emb.shape[-1]))
         active = dict(self._active_blocks)  # this compaction's own view: later adds and cuts replace, never edit
         if not isinstance(digests, bool):
-            raise TypeError(f"digests must be a bool, got {type(digests).__name__}")
+            raise DsgcTypeError(f"digests must be a bool, got {type(digests).__name__}")
         digest_of = self._digests.of(slots.tolist(), active, self._counter) if digests and p.policy == "agent" else None
         try:
             outcome = decide(
@@ -890,14 +893,14 @@ class MemoryStore:
     def _local_ages(self, slots: np.ndarray, ages: Mapping[str, int]) -> np.ndarray:
         """Working ages by active position (blocks not named get 0)."""
         if not isinstance(ages, Mapping):
-            raise TypeError(f"ages must be a mapping block id -> working age, got {type(ages).__name__}")
+            raise DsgcTypeError(f"ages must be a mapping block id -> working age, got {type(ages).__name__}")
         out = np.zeros(slots.shape[0], dtype=np.int64)
         for block_id, age in ages.items():
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
-                raise ValueError(f"ages names block {block_id!r}, which is {self._state(slot)}")
+                raise DsgcValueError(f"ages names block {block_id!r}, which is {self._state(slot)}")
             if not is_integer_scalar(age) or not 0 <= int(age) <= slots.shape[0]:
-                raise ValueError(f"ages[{block_id!r}] must be an integer in [0, {slots.shape[0]}], got {age!r}")
+                raise DsgcValueError(f"ages[{block_id!r}] must be an integer in [0, {slots.shape[0]}], got {age!r}")
             out[int(np.searchsorted(slots, slot))] = int(age)
         return out
 
@@ -920,7 +923,7 @@ class MemoryStore:
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
                 hint = "; recall it first" if self._state(slot) == "archived" else ""
-                raise ValueError(f"live root {block_id!r} is {self._state(slot)}{hint}")
+                raise DsgcValueError(f"live root {block_id!r} is {self._state(slot)}{hint}")
             chosen.add(int(np.searchsorted(slots, slot)))
         return np.array(sorted(chosen), dtype=np.int64)
 
@@ -1009,17 +1012,17 @@ class MemoryStore:
             Descending similarity; ties keep the older block first.
         """
         if not is_integer_scalar(k) or int(k) < 0:
-            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+            raise DsgcValueError(f"k must be a non-negative integer, got {k!r}")
         _check_flag("recall", recall)
         queries = np.atleast_2d(self._query(query)[0])
         if queries.ndim != 2 or queries.shape[0] == 0:
-            raise ValueError(
+            raise DsgcValueError(
                 f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {queries.shape}"
             )
         if self.dimension is not None and queries.shape[1] != self.dimension:
-            raise ValueError(f"query has d = {queries.shape[1]}, but the store's blocks have d = {self.dimension}")
+            raise DsgcValueError(f"query has d = {queries.shape[1]}, but the store's blocks have d = {self.dimension}")
         if not np.isfinite(queries).all():
-            raise ValueError("query must be finite")
+            raise DsgcValueError("query must be finite")
         slots = self._archived_slots()
         if int(k) == 0 or slots.size == 0:
             return []
@@ -1046,7 +1049,7 @@ class MemoryStore:
         slots = sorted({self._slot(i) for i in _id_list("ids", ids)})
         gone = [self._ids[s] for s in slots if self._deleted.view()[s]]
         if gone:
-            raise ValueError(f"block(s) {gone} are already deleted")
+            raise DsgcValueError(f"block(s) {gone} are already deleted")
         return self._delete(slots, "delete")
 
     @_serialized
@@ -1149,7 +1152,7 @@ class MemoryStore:
         store = cls(encoder=encoder, tokenizer=tokenizer, archive=archive)
         if store.total:
             store.close()
-            raise ValueError(f"archive {store.archive_path!r} already holds blocks; load into an empty one")
+            raise DsgcValueError(f"archive {store.archive_path!r} already holds blocks; load into an empty one")
         try:
             store._archive.restore_from(path)
         except BaseException:
@@ -1196,14 +1199,14 @@ def checked_block(
     at most ``MAX_NESTING`` levels, without ``INDUCED_KEY``): the block keeps it uncopied.
     """
     if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+        raise DsgcTypeError(f"text must be a str, got {type(text).__name__}")
     check_unicode("text", text)
     block_id = f"b{seq}" if id is None else id
     if not isinstance(block_id, str) or not block_id:
-        raise TypeError(f"id must be a non-empty str, got {block_id!r}")
+        raise DsgcTypeError(f"id must be a non-empty str, got {block_id!r}")
     check_unicode("id", block_id)
     if block_id in known:
-        raise ValueError(f"duplicate block id {block_id!r}")
+        raise DsgcValueError(f"duplicate block id {block_id!r}")
     return Block(
         id=block_id,
         text=text,
@@ -1229,7 +1232,7 @@ def _check_cost(cost: Any, text: str, counter: TokenCounter) -> int:
         cost, name = counter.count(text), f"tokenizer {counter.name}(text)"
     # a plain int (the common case) skips the numeric-tower checks of ``is_integer_scalar``
     if (type(cost) is not int and not is_integer_scalar(cost)) or not 0 <= int(cost) <= MAX_COST:
-        raise ValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
+        raise DsgcValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
     return int(cost)
 
 
@@ -1237,9 +1240,9 @@ def _check_depends_on(block_id: str, depends_on: Iterable[str], known: Container
     out = _names("depends_on", depends_on, "block ids")
     for prerequisite in out:
         if prerequisite == block_id:
-            raise ValueError(f"block {block_id!r} cannot depend on itself")
+            raise DsgcValueError(f"block {block_id!r} cannot depend on itself")
         if prerequisite not in known:
-            raise ValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
+            raise DsgcValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
     return out
 
 
@@ -1247,7 +1250,7 @@ def encoded(encode: Callable[[list[str]], Any], texts: list[str], name: str, dim
     """``encode(texts)`` checked: an (len(texts), d) finite array, d the blocks' ``dimension`` if known."""
     out = np.asarray(encode(texts), dtype=np.float64)
     if out.ndim != 2 or out.shape[0] != len(texts):
-        raise ValueError(f"{name} must return an ({len(texts)}, d) array, got shape {out.shape}")
+        raise DsgcValueError(f"{name} must return an ({len(texts)}, d) array, got shape {out.shape}")
     return check_vectors(out, name, dimension)
 
 
@@ -1256,7 +1259,7 @@ def in_width(vectors: np.ndarray, width: np.dtype) -> np.ndarray:
     with np.errstate(over="ignore"):
         out = vectors.astype(width)
     if not np.isfinite(out).all():
-        raise ValueError(
+        raise DsgcValueError(
             f"embedding does not fit {width.name} (largest magnitude {np.finfo(width).max:g}); choose a wider embedding_dtype"
         )
     return out
@@ -1265,9 +1268,9 @@ def in_width(vectors: np.ndarray, width: np.dtype) -> np.ndarray:
 def check_vectors(vectors: np.ndarray, name: str, dimension: int | None) -> np.ndarray:
     """``vectors`` (k, d) must be finite, with d >= 1 and d = ``dimension`` when that is known."""
     if vectors.shape[1] == 0 or not np.isfinite(vectors).all():
-        raise ValueError(f"{name} must be finite with d >= 1")
+        raise DsgcValueError(f"{name} must be finite with d >= 1")
     if dimension is not None and vectors.shape[1] != dimension:
-        raise ValueError(f"{name} has d = {vectors.shape[1]}, but the store's blocks have d = {dimension}")
+        raise DsgcValueError(f"{name} has d = {vectors.shape[1]}, but the store's blocks have d = {dimension}")
     return np.ascontiguousarray(vectors)
 
 
@@ -1282,9 +1285,9 @@ def query_embedding(query: Any, encode: Callable[[list[str], str], np.ndarray]) 
     if isinstance(query, Sequence) and query and all(isinstance(q, str) for q in query):
         texts = [check_unicode("query", q) for q in query]
         return encode(texts, "encoder(query)"), json.dumps(texts)
-    arr = _validate._numeric_array("query", query).astype(np.float64)
+    arr = _validate.numeric_array("query", query).astype(np.float64)
     if arr.ndim not in (1, 2):
-        raise ValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
+        raise DsgcValueError(f"query must be a text, a list of texts or a (d,)/(m, d) embedding, got shape {arr.shape}")
     return arr, f"<embedding {arr.shape}>"
 
 
@@ -1316,7 +1319,7 @@ def token_counter_of(tokenizer: Tokenizer) -> TokenCounter:
 
 def _refuse_token_counter(token_counter: Any) -> None:
     if token_counter is not None:
-        raise TypeError(
+        raise DsgcTypeError(
             "token_counter= was replaced by tokenizer=, which takes the same callables (str -> int), "
             "tokenizer names such as 'o200k_base' or 'whitespace' (the old default) and tokenizer objects; "
             "chat messages then cost their framing too"
@@ -1331,38 +1334,40 @@ def _id_list(name: str, ids: str | Iterable[str]) -> list[str]:
 def _names(name: str, values: Any, what: str) -> tuple[str, ...]:
     """``values`` as distinct non-empty strs in first-seen order; ``TypeError`` naming ``name`` otherwise."""
     if isinstance(values, str):
-        raise TypeError(f"{name} must be an iterable of {what}, not a single str")
+        raise DsgcTypeError(f"{name} must be an iterable of {what}, not a single str")
     if type(values) is not list and type(values) is not tuple and not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be an iterable of {what}, got {type(values).__name__}")
+        raise DsgcTypeError(f"{name} must be an iterable of {what}, got {type(values).__name__}")
     out = tuple(values)
     if not all(isinstance(v, str) and v for v in out):
-        raise TypeError(f"{name} must hold non-empty str {what}, got {list(out)!r}")
+        raise DsgcTypeError(f"{name} must hold non-empty str {what}, got {list(out)!r}")
     return tuple(dict.fromkeys(out))
 
 
 def _check_stored(block: Block, seq: int, slot_of: Mapping[str, int], dimension: int | None) -> None:
     """A database row must continue the store: next seq, new id, known dependencies, same d."""
     if block.seq != seq:
-        raise ValueError(f"block seq {block.seq} out of order (expected {seq})")
+        raise DsgcValueError(f"block seq {block.seq} out of order (expected {seq})")
     if block.id in slot_of:
-        raise ValueError(f"block seq {block.seq}: duplicate id {block.id!r}")
+        raise DsgcValueError(f"block seq {block.seq}: duplicate id {block.id!r}")
     unknown = [p for p in block.depends_on if p not in slot_of]
     if unknown:
-        raise ValueError(f"block seq {block.seq}: unknown dependency ids {unknown}")
+        raise DsgcValueError(f"block seq {block.seq}: unknown dependency ids {unknown}")
     if dimension is not None and block.embedding is not None and block.embedding.shape[0] != dimension:
-        raise ValueError(f"block seq {block.seq}: embedding has d = {block.embedding.shape[0]}, expected {dimension}")
+        raise DsgcValueError(
+            f"block seq {block.seq}: embedding has d = {block.embedding.shape[0]}, expected {dimension}"
+        )
     if block.cost > MAX_COST:
-        raise ValueError(f"block seq {block.seq}: cost {block.cost} exceeds {MAX_COST}")
+        raise DsgcValueError(f"block seq {block.seq}: cost {block.cost} exceeds {MAX_COST}")
 
 
 def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
     if binds is None:
         return {}
     if not isinstance(binds, Mapping):
-        raise TypeError(f"binds must be a mapping referent -> value, got {type(binds).__name__}")
+        raise DsgcTypeError(f"binds must be a mapping referent -> value, got {type(binds).__name__}")
     for referent, value in binds.items():
         if not isinstance(referent, str) or not referent or not isinstance(value, str):
-            raise TypeError(f"binds must map non-empty str referents to str values, got {referent!r}: {value!r}")
+            raise DsgcTypeError(f"binds must map non-empty str referents to str values, got {referent!r}: {value!r}")
         if not referent.isascii():  # (ASCII is valid Unicode: no error name to build for it)
             check_unicode(f"binds referent {referent!r}", referent)
         if not value.isascii():
@@ -1387,13 +1392,13 @@ def _embedding_dtype(value: Any) -> np.dtype | None:
     except TypeError:
         dtype = None
     if dtype is None or dtype.name not in EMBEDDING_DTYPES or not dtype.isnative:
-        raise ValueError(f"embedding_dtype must be one of {EMBEDDING_DTYPES} or None, got {value!r}")
+        raise DsgcValueError(f"embedding_dtype must be one of {EMBEDDING_DTYPES} or None, got {value!r}")
     return dtype
 
 
 def _check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+        raise DsgcTypeError(f"{name} must be a bool, got {type(value).__name__}")
     return bool(value)
 
 
@@ -1401,9 +1406,9 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     if meta is None:
         return {}
     if not isinstance(meta, Mapping):
-        raise TypeError(f"meta must be a mapping, got {type(meta).__name__}")
+        raise DsgcTypeError(f"meta must be a mapping, got {type(meta).__name__}")
     if INDUCED_KEY in meta:
-        raise ValueError(
+        raise DsgcValueError(
             f"meta key {INDUCED_KEY!r} is reserved: the store sets it on the blocks added with induce=True"
             " (drop it from a block's meta read back from a store, and pass induce=True to induce)"
         )
@@ -1415,9 +1420,9 @@ def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     try:
         decoded = json.loads(json.dumps(dict(meta), allow_nan=False))
     except RecursionError:
-        raise ValueError(f"meta is nested more than {MAX_NESTING} levels deep") from None
+        raise DsgcValueError(f"meta is nested more than {MAX_NESTING} levels deep") from None
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"meta must be JSON-serializable: {exc}") from None
+        raise DsgcTypeError(f"meta must be JSON-serializable: {exc}") from None
     check_nesting("meta", decoded)
     return decoded
 

@@ -59,6 +59,8 @@ import re
 import unicodedata
 from typing import Any
 
+from dsgc_ref.contract import DsgcTypeError
+
 # -- fitted tables (token_approx_tables.json, written by tools/fit_token_approx.py) ----------
 TABLES_FILE = "token_approx_tables.json"
 _TABLES = json.loads(importlib.resources.files(__package__).joinpath(TABLES_FILE).read_text("utf-8"))
@@ -237,7 +239,7 @@ def length_cost(table: tuple[float, ...], n: int) -> float:
 def approx_tokens(text: str) -> int:
     """Approximate o200k_base token count of ``text`` (no tokenizer needed; see the module doc)."""
     if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
+        raise DsgcTypeError(f"text must be a string, got {type(text).__name__}")
     if not text:
         return 0
     total = 0.0

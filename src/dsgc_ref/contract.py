@@ -162,7 +162,7 @@ class ReferentEvictionError(DsgcRuntimeError):
         root_ids: Sequence[str] = (),
     ) -> None:  # fmt: skip
         if not isinstance(message, str):
-            raise TypeError(f"message must be a str, got {type(message).__name__}")
+            raise DsgcTypeError(f"message must be a str, got {type(message).__name__}")
         for name, values, kind in (
             ("pinned", pinned, int), ("roots", roots, int), ("pinned_ids", pinned_ids, str), ("root_ids", root_ids, str)
         ):  # fmt: skip
@@ -171,11 +171,11 @@ class ReferentEvictionError(DsgcRuntimeError):
                 or isinstance(values, (str, bytes))
                 or not all(is_integer_scalar(v) if kind is int else isinstance(v, str) for v in values)
             ):
-                raise TypeError(f"{name} must be a sequence of block {'indices' if kind is int else 'ids'}")
+                raise DsgcTypeError(f"{name} must be a sequence of block {'indices' if kind is int else 'ids'}")
         for name, cost in (("pinned_cost", pinned_cost), ("root_cost", root_cost), ("table_cost", table_cost),
                            ("budget", budget)):  # fmt: skip
             if not is_integer_scalar(cost) or cost < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {cost!r}")
+                raise DsgcValueError(f"{name} must be a non-negative integer, got {cost!r}")
         super().__init__(message)
         self.pinned, self.roots = list(pinned), list(roots)
         self.pinned_ids, self.root_ids = list(pinned_ids), list(root_ids)
@@ -220,31 +220,31 @@ def is_integer_scalar(value: Any) -> bool:
 
 def _real(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+        raise DsgcTypeError(f"{name} must be a real number, got {type(value).__name__}")
     f = float(value)
     if not math.isfinite(f):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise DsgcValueError(f"{name} must be finite, got {value!r}")
     return f
 
 
 def _integer(name: str, value: Any, low: int, high: int) -> int:
     if not is_integer_scalar(value):
-        raise TypeError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        raise DsgcTypeError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
     v = int(value)
     if not low <= v <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}], got {v}")
+        raise DsgcValueError(f"{name} must be in [{low}, {high}], got {v}")
     return v
 
 
 def check_budget(budget: Any) -> int:
     """The budget as an int: a non-negative integer token count at most ``INT64_MAX``."""
     if not is_integer_scalar(budget):
-        raise TypeError(f"budget must be a non-negative integer token count, got {budget!r}")
+        raise DsgcTypeError(f"budget must be a non-negative integer token count, got {budget!r}")
     b = int(budget)
     if b < 0:
-        raise ValueError(f"budget must be >= 0, got {b}")
+        raise DsgcValueError(f"budget must be >= 0, got {b}")
     if b > INT64_MAX:
-        raise ValueError(f"budget must be at most 2**63 - 1, got {b}")
+        raise DsgcValueError(f"budget must be at most 2**63 - 1, got {b}")
     return b
 
 
@@ -259,25 +259,25 @@ def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hasha
     else:
         uses = list(uses)
         if len(uses) != n:
-            raise ValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
+            raise DsgcValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
         use_lists = []
         for i, u in enumerate(uses):
             if u is None:
                 use_lists.append([])
                 continue
             if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
-                raise TypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
+                raise DsgcTypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
             items = list(u)
             for x in items:
                 if not isinstance(x, Hashable):
-                    raise TypeError(f"uses[{i}] holds an unhashable referent {x!r}")
+                    raise DsgcTypeError(f"uses[{i}] holds an unhashable referent {x!r}")
             use_lists.append(items)
     if binds is None:
         bind_maps: list[dict[Hashable, Any]] = [{} for _ in range(n)]
     else:
         binds = list(binds)
         if len(binds) != n:
-            raise ValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
+            raise DsgcValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
         bind_maps = []
         for i, b in enumerate(binds):
             if b is None:
@@ -285,20 +285,20 @@ def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hasha
             elif isinstance(b, Mapping):
                 bind_maps.append(dict(b))
             else:
-                raise TypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
+                raise DsgcTypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
     return use_lists, bind_maps
 
 
 def referent_block_count(uses: Any, binds: Any) -> int:
     """The store size implied by the list form (``uses`` or ``binds``; not both None)."""
     if uses is None and binds is None:
-        raise ValueError("uses and binds cannot both be None: one of them gives the number of blocks")
+        raise DsgcValueError("uses and binds cannot both be None: one of them gives the number of blocks")
     return len(uses) if uses is not None else len(binds)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        raise DsgcValueError(f"{name} must be one of {allowed}, got {value!r}")
     return value
 
 
@@ -369,17 +369,17 @@ class Params:
             "working_weight": _real("working_weight", self.working_weight),
         }
         if checked["lambda_pi"] < 0:
-            raise ValueError(f"lambda_pi must be >= 0, got {checked['lambda_pi']}")
+            raise DsgcValueError(f"lambda_pi must be >= 0, got {checked['lambda_pi']}")
         if checked["tau"] <= 0:
-            raise ValueError(f"tau must be > 0, got {checked['tau']}")
+            raise DsgcValueError(f"tau must be > 0, got {checked['tau']}")
         if not 0 <= checked["decay"] <= 1:
-            raise ValueError(f"decay must be in [0, 1] (damping per extra hop), got {checked['decay']}")
+            raise DsgcValueError(f"decay must be in [0, 1] (damping per extra hop), got {checked['decay']}")
         if checked["density_exponent"] < 0:
-            raise ValueError(f"density_exponent must be >= 0, got {checked['density_exponent']}")
+            raise DsgcValueError(f"density_exponent must be >= 0, got {checked['density_exponent']}")
         if not 0 < checked["recency_decay"] <= 1:
-            raise ValueError(f"recency_decay must be in (0, 1], got {checked['recency_decay']}")
+            raise DsgcValueError(f"recency_decay must be in (0, 1], got {checked['recency_decay']}")
         if checked["working_weight"] < 0:
-            raise ValueError(f"working_weight must be >= 0, got {checked['working_weight']}")
+            raise DsgcValueError(f"working_weight must be >= 0, got {checked['working_weight']}")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
@@ -395,7 +395,7 @@ class Params:
         elif isinstance(params, Params):
             base = params
         else:
-            raise TypeError(f"params must be a dsgc Params, got {type(params).__name__}")
+            raise DsgcTypeError(f"params must be a dsgc Params, got {type(params).__name__}")
         if not overrides:
             return base
         # An agent loop passes the same knobs on every call: remember each validated result,
@@ -408,7 +408,7 @@ class Params:
         if made is None:
             unknown = sorted(set(overrides) - set(PARAM_NAMES))
             if unknown:
-                raise TypeError(f"unknown parameter(s) {unknown}; the parameters are {list(PARAM_NAMES)}")
+                raise DsgcTypeError(f"unknown parameter(s) {unknown}; the parameters are {list(PARAM_NAMES)}")
             made = dataclasses.replace(base, **overrides)
             if cacheable:
                 if len(_MADE) >= _MADE_LIMIT:
@@ -463,10 +463,10 @@ class BindingTable:
     def __post_init__(self) -> None:
         """Check the fields: ``TypeError`` for a wrong type, ``ValueError`` for a negative index or cost."""
         if not isinstance(self.entries, tuple) or not all(isinstance(e, tuple) and len(e) == 3 for e in self.entries):
-            raise TypeError("BindingTable.entries must be a tuple of (referent, value, source block) tuples")
+            raise DsgcTypeError("BindingTable.entries must be a tuple of (referent, value, source block) tuples")
         if not all(isinstance(e[2], str) or (is_integer_scalar(e[2]) and e[2] >= 0) for e in self.entries):
-            raise ValueError("BindingTable.entries: each source block must be a block index (>= 0) or id")
+            raise DsgcValueError("BindingTable.entries: each source block must be a block index (>= 0) or id")
         if not isinstance(self.text, str):
-            raise TypeError(f"BindingTable.text must be a str, got {type(self.text).__name__}")
+            raise DsgcTypeError(f"BindingTable.text must be a str, got {type(self.text).__name__}")
         if not is_integer_scalar(self.cost) or self.cost < 0:
-            raise ValueError(f"BindingTable.cost must be a non-negative integer, got {self.cost!r}")
+            raise DsgcValueError(f"BindingTable.cost must be a non-negative integer, got {self.cost!r}")

@@ -61,7 +61,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .contract import Form, check_budget, is_integer_scalar
+from .contract import DsgcTypeError, DsgcValueError, Form, check_budget, is_integer_scalar
 from .equations import rank
 
 #: step kinds: (source form, target form)
@@ -84,9 +84,9 @@ def _costs(name: str, values: Sequence[Any]) -> list[int]:
     out = []
     for k, x in enumerate(values):
         if not is_integer_scalar(x):
-            raise TypeError(f"{name} must hold integers, got {x!r} at index {k}")
+            raise DsgcTypeError(f"{name} must hold integers, got {x!r} at index {k}")
         if int(x) < 0:
-            raise ValueError(f"{name} must be >= 0, got {int(x)} at index {k}")
+            raise DsgcValueError(f"{name} must be >= 0, got {int(x)} at index {k}")
         out.append(int(x))
     return out
 
@@ -95,10 +95,10 @@ def _values(name: str, values: Sequence[Any]) -> list[float]:
     out = []
     for k, x in enumerate(values):
         if isinstance(x, (bool, str, bytes, complex)) or not hasattr(x, "__float__"):
-            raise TypeError(f"{name} must hold real numbers, got {x!r} at index {k}")
+            raise DsgcTypeError(f"{name} must hold real numbers, got {x!r} at index {k}")
         f = float(x)
         if not (math.isfinite(f) and f >= 0.0):
-            raise ValueError(f"{name} must be finite and >= 0, got {x!r} at index {k}")
+            raise DsgcValueError(f"{name} must be finite and >= 0, got {x!r} at index {k}")
         out.append(f)
     return out
 
@@ -108,11 +108,11 @@ def _floors(floor: Sequence[Any] | None, n: int) -> list[Form]:
         return [Form.EVICT] * n
     floor = list(floor)
     if len(floor) != n:
-        raise ValueError(f"floor has {len(floor)} entries, expected {n} (one per block)")
+        raise DsgcValueError(f"floor has {len(floor)} entries, expected {n} (one per block)")
     out = []
     for k, x in enumerate(floor):
         if not is_integer_scalar(x) or int(x) not in (0, 1, 2):
-            raise ValueError(f"floor[{k}] must be a Form (0 evict, 1 digest, 2 whole), got {x!r}")
+            raise DsgcValueError(f"floor[{k}] must be a Form (0 evict, 1 digest, 2 whole), got {x!r}")
         out.append(Form(int(x)))
     return out
 
@@ -164,12 +164,12 @@ def select_forms(
     w = _values("digest_values", digest_values)
     for name, seq in (("digest_costs", d), ("whole_values", v), ("digest_values", w)):
         if len(seq) != n:
-            raise ValueError(f"{name} has {len(seq)} entries, expected {n} (one per block)")
+            raise DsgcValueError(f"{name} has {len(seq)} entries, expected {n} (one per block)")
     for i in range(n):
         if d[i] > c[i]:
-            raise ValueError(f"digest_costs[{i}] = {d[i]} exceeds whole_costs[{i}] = {c[i]}")
+            raise DsgcValueError(f"digest_costs[{i}] = {d[i]} exceeds whole_costs[{i}] = {c[i]}")
         if w[i] > v[i]:
-            raise ValueError(f"digest_values[{i}] = {w[i]!r} exceeds whole_values[{i}] = {v[i]!r}")
+            raise DsgcValueError(f"digest_values[{i}] = {w[i]!r} exceeds whole_values[{i}] = {v[i]!r}")
     forms = _floors(floor, n)
     cost_of = [[0, d[i], c[i]] for i in range(n)]
     used = 0

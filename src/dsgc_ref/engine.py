@@ -10,6 +10,8 @@ from typing import Any, Unpack
 from . import equations as eq
 from .contract import (
     BindingTable,
+    DsgcTypeError,
+    DsgcValueError,
     ParamOverrides,
     Params,
     Reason,
@@ -71,16 +73,16 @@ def _as_float_rows(name: str, rows: Any, width: int | None) -> list[list[float]]
     out = []
     for k, row in enumerate(rows):
         if not hasattr(row, "__iter__") or isinstance(row, (str, bytes)):
-            raise ValueError(f"{name} must be 2-D (N, d): row {k} is not a sequence")
+            raise DsgcValueError(f"{name} must be 2-D (N, d): row {k} is not a sequence")
         vals = []
         for x in row:
             if isinstance(x, (bool, str, bytes, complex)) or not hasattr(x, "__float__"):
-                raise TypeError(f"{name} must hold real numbers, got {x!r} (row {k})")
+                raise DsgcTypeError(f"{name} must hold real numbers, got {x!r} (row {k})")
             vals.append(float(x))
         if width is not None and len(vals) != width:
-            raise ValueError(f"{name} row {k} has {len(vals)} values, expected {width}")
+            raise DsgcValueError(f"{name} row {k} has {len(vals)} values, expected {width}")
         if not all(math.isfinite(v) for v in vals):
-            raise ValueError(f"{name} contains NaN or inf (row {k})")
+            raise DsgcValueError(f"{name} contains NaN or inf (row {k})")
         out.append(vals)
     return out
 
@@ -90,16 +92,16 @@ def _check_quantized(rows: QuantizedRows, width: int) -> list[list[int]]:
     codes = [[int(c) for c in row] for row in rows.codes]
     for k, row in enumerate(codes):
         if len(row) != width:
-            raise ValueError(f"block_embs row {k} has {len(row)} codes, expected {width}")
+            raise DsgcValueError(f"block_embs row {k} has {len(row)} codes, expected {width}")
         if any(not -128 <= c <= 127 for c in row):
-            raise ValueError(f"block_embs row {k} has a code outside int8")
+            raise DsgcValueError(f"block_embs row {k} has a code outside int8")
     if len(rows.scale) not in (1, len(codes)) or not all(math.isfinite(x) and x > 0 for x in rows.scale):
-        raise ValueError("scale must hold one value or one per row, finite and > 0")
+        raise DsgcValueError("scale must hold one value or one per row, finite and > 0")
     for name, vec, positive in (("step", rows.step, True), ("offset", rows.offset, False)):
         if vec is not None and (
             len(vec) != width or not all(math.isfinite(x) and (x > 0 or not positive) for x in vec)
         ):
-            raise ValueError(f"{name} must hold {width} finite values" + (" > 0" if positive else ""))
+            raise DsgcValueError(f"{name} must hold {width} finite values" + (" > 0" if positive else ""))
     return codes
 
 
@@ -108,12 +110,12 @@ def _query_rows(query_emb: Any) -> list[list[float]]:
     if rows and not hasattr(rows[0], "__len__"):
         rows = [rows]
     if not rows:
-        raise ValueError("query_emb has an empty embedding dimension")
+        raise DsgcValueError("query_emb has an empty embedding dimension")
     q = _as_float_rows("query_emb", rows, None)
     if len(q[0]) == 0:
-        raise ValueError("query_emb has an empty embedding dimension")
+        raise DsgcValueError("query_emb has an empty embedding dimension")
     if any(len(r) != len(q[0]) for r in q):
-        raise ValueError("query_emb rows differ in length")
+        raise DsgcValueError("query_emb rows differ in length")
     return q
 
 
@@ -122,23 +124,23 @@ def _check_weights(query_weights: Any, m: int) -> list[float]:
         return [1.0 / m] * m if m > 1 else [1.0]
     w = [float(x) for x in query_weights]
     if len(w) != m:
-        raise ValueError(f"query_weights has {len(w)} entries, expected {m} (one per query)")
+        raise DsgcValueError(f"query_weights has {len(w)} entries, expected {m} (one per query)")
     if not all(math.isfinite(x) and x >= 0 for x in w):
-        raise ValueError("query_weights must be finite and >= 0")
+        raise DsgcValueError("query_weights must be finite and >= 0")
     if sum(w) <= 0:
-        raise ValueError("query_weights must not all be zero")
+        raise DsgcValueError("query_weights must not all be zero")
     return eq.normalize_weights(w)
 
 
 def _check_costs(costs: Any, n: int) -> list[int]:
     c = list(costs)
     if len(c) != n:
-        raise ValueError(f"costs has {len(c)} entries, expected {n} (one per block)")
+        raise DsgcValueError(f"costs has {len(c)} entries, expected {n} (one per block)")
     for k, x in enumerate(c):
         if not is_integer_scalar(x):
-            raise TypeError(f"costs[{k}] must be a non-negative integer, got {x!r}")
+            raise DsgcTypeError(f"costs[{k}] must be a non-negative integer, got {x!r}")
         if int(x) < 0:
-            raise ValueError(f"costs[{k}] must be >= 0, got {x}")
+            raise DsgcValueError(f"costs[{k}] must be >= 0, got {x}")
     return [int(x) for x in c]
 
 
@@ -149,12 +151,12 @@ def _check_edges(edges: Any, n: int) -> list[tuple[int, int]]:
     for k, pair in enumerate(edges):
         pair = list(pair)
         if len(pair) != 2:
-            raise ValueError(f"edges[{k}] must be a (dependent, prerequisite) pair")
+            raise DsgcValueError(f"edges[{k}] must be a (dependent, prerequisite) pair")
         if not all(is_integer_scalar(x) for x in pair):
-            raise TypeError(f"edges[{k}] must hold integers, got {pair!r}")
+            raise DsgcTypeError(f"edges[{k}] must hold integers, got {pair!r}")
         j, i = int(pair[0]), int(pair[1])
         if not (0 <= j < n and 0 <= i < n):
-            raise ValueError(f"edges[{k}] = ({j}, {i}) is out of range for {n} blocks")
+            raise DsgcValueError(f"edges[{k}] = ({j}, {i}) is out of range for {n} blocks")
         out.append((j, i))
     return out
 
@@ -164,10 +166,10 @@ def _check_order(order: Any, n: int) -> list[int]:
         return list(range(n))
     o = list(order)
     if not all(is_integer_scalar(x) for x in o):
-        raise TypeError("order must hold integers")
+        raise DsgcTypeError("order must hold integers")
     o = [int(x) for x in o]
     if sorted(o) != list(range(n)):
-        raise ValueError(f"order must be a permutation of range({n})")
+        raise DsgcValueError(f"order must be a permutation of range({n})")
     return o
 
 
@@ -194,13 +196,13 @@ def _check_ages(ages: Any, n: int, policy: str) -> list[int]:
     if ages is None:
         return [0] * n
     if policy != "agent":
-        raise ValueError(f"ages (working-set ages) are read by policy 'agent' only, not {policy!r}")
+        raise DsgcValueError(f"ages (working-set ages) are read by policy 'agent' only, not {policy!r}")
     a = list(ages)
     if len(a) != n:
-        raise ValueError(f"ages has {len(a)} entries, expected {n} (one per block)")
+        raise DsgcValueError(f"ages has {len(a)} entries, expected {n} (one per block)")
     for k, x in enumerate(a):
         if not is_integer_scalar(x) or not 0 <= int(x) <= n:
-            raise ValueError(f"ages[{k}] must be an integer in [0, {n}] (0: no working-set support), got {x!r}")
+            raise DsgcValueError(f"ages[{k}] must be an integer in [0, {n}] (0: no working-set support), got {x!r}")
     return [int(x) for x in a]
 
 
@@ -268,7 +270,7 @@ def retain(
     else:
         a_k = [eq.similarities(qk, embs) for qk in q]
     if any(not math.isfinite(x) for row in a_k for x in row):
-        raise ValueError("query_emb . block_embs overflows float64; rescale the embeddings")
+        raise DsgcValueError("query_emb . block_embs overflows float64; rescale the embeddings")
     if n == 0:
         return Retention([], [], [], [], [], [], [], [], 0, budget, p.policy, p.selection, [], [])
     similarity = eq.mixture_similarity(a_k, weights)
@@ -350,7 +352,7 @@ def _check_indices(name: str, value: Any, n: int) -> list[int]:
     vals = [value] if is_integer_scalar(value) else list(value)
     for x in vals:
         if not is_integer_scalar(x):
-            raise TypeError(f"{name} must hold block indices (integers), got {x!r}")
+            raise DsgcTypeError(f"{name} must hold block indices (integers), got {x!r}")
         if not 0 <= int(x) < n:
-            raise ValueError(f"{name} has index {int(x)}, out of range for {n} blocks")
+            raise DsgcValueError(f"{name} has index {int(x)}, out of range for {n} blocks")
     return [int(x) for x in vals]

@@ -15,7 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .contract import BindingTable, ReferentEvictionError, check_referent_lists, is_integer_scalar, referent_block_count
+from .contract import (
+    BindingTable,
+    DsgcValueError,
+    ReferentEvictionError,
+    check_referent_lists,
+    is_integer_scalar,
+    referent_block_count,
+)
 
 
 def live_binders(
@@ -32,9 +39,9 @@ def live_binders(
                 live[x] = i
     for x, i in (binders or {}).items():
         if not is_integer_scalar(i) or not 0 <= int(i) < len(binds):
-            raise ValueError(f"binders[{x!r}] = {i!r} is not a block index")
+            raise DsgcValueError(f"binders[{x!r}] = {i!r} is not a block index")
         if x not in binds[int(i)]:
-            raise ValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
+            raise DsgcValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
         live[x] = int(i)
     return live
 
@@ -85,7 +92,7 @@ def pin_closure(
     root_list = [int(r) for r in roots]
     for r in root_list:
         if not 0 <= r < n:
-            raise ValueError(f"roots has an index out of range for {n} blocks")
+            raise DsgcValueError(f"roots has an index out of range for {n} blocks")
     return sorted(closure_from(root_list, use_lists, live))
 
 
@@ -143,7 +150,7 @@ def render_table(entries: Iterable[tuple[Hashable, Any, int]], cost_fn: Callable
     text = "\n".join(f"{x}: {v} (block {b})" for x, v, b in rows)
     cost = cost_fn(text) if rows else 0
     if not is_integer_scalar(cost) or int(cost) < 0:
-        raise ValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
+        raise DsgcValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
     return BindingTable(rows, text, int(cost))
 
 

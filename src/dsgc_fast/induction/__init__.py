@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from dsgc_ref.contract import DsgcTypeError
+
 from .edges import MAX_FANOUT, induce_edges
 from .incremental import BlockInduction, IncrementalInducer
 from .json_values import Value, key_noun, payload_values
@@ -93,7 +95,7 @@ def induce_messages(
     its value.
     """
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise TypeError(f"messages must be a sequence of message mappings, got {type(messages).__name__}")
+        raise DsgcTypeError(f"messages must be a sequence of message mappings, got {type(messages).__name__}")
     inducer = IncrementalInducer(max_fanout=max_fanout, window=window, pin_referents=pin_referents)
     for i in range(len(messages)):
         message = _message(messages, i)

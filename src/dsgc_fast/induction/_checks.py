@@ -7,24 +7,24 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import is_integer_scalar
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar
 
 
 def texts(value: Any) -> list[str]:
     """A list of block texts; a bare string or a non-str item is a TypeError."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise TypeError(f"texts must be a sequence of str, got {type(value).__name__}")
+        raise DsgcTypeError(f"texts must be a sequence of str, got {type(value).__name__}")
     out = list(value)
     for i, t in enumerate(out):
         if not isinstance(t, str):
-            raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
+            raise DsgcTypeError(f"texts[{i}] must be str, got {type(t).__name__}")
     return out
 
 
 def positive_int(name: str, value: Any) -> int:
     """An integer >= 1."""
     if not is_integer_scalar(value) or int(value) < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        raise DsgcValueError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
 
 
@@ -39,13 +39,13 @@ def time_rank(timestamps: Any, n: int) -> np.ndarray:
     try:
         ts = np.asarray(timestamps)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"timestamps is not a numeric array: {exc}") from None
+        raise DsgcValueError(f"timestamps is not a numeric array: {exc}") from None
     if ts.dtype.kind == "b" or ts.dtype.kind not in "iuf":
-        raise TypeError(f"timestamps must hold real numbers, got dtype {ts.dtype}")
+        raise DsgcTypeError(f"timestamps must hold real numbers, got dtype {ts.dtype}")
     if ts.shape != (n,):
-        raise ValueError(f"timestamps must have shape ({n},) (one per text), got {ts.shape}")
+        raise DsgcValueError(f"timestamps must have shape ({n},) (one per text), got {ts.shape}")
     if ts.dtype.kind == "f" and not np.isfinite(ts).all():
-        raise ValueError("timestamps contains NaN or inf")
+        raise DsgcValueError("timestamps contains NaN or inf")
     rank = np.empty(n, dtype=np.int64)
     rank[np.argsort(ts, kind="stable")] = np.arange(n, dtype=np.int64)
     return rank

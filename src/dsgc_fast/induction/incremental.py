@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError
+
 from . import _checks
 from .edges import MAX_FANOUT
 from .mentions import MentionReader, parts
@@ -94,7 +96,7 @@ class IncrementalInducer:
     ) -> None:
         self.max_fanout = _checks.positive_int("max_fanout", max_fanout)
         if not isinstance(pin_referents, bool):
-            raise TypeError(f"pin_referents must be a bool, got {type(pin_referents).__name__}")
+            raise DsgcTypeError(f"pin_referents must be a bool, got {type(pin_referents).__name__}")
         self.pin_referents = pin_referents
         self._reader = MentionReader()
         self._trace = TraceTracker()
@@ -119,9 +121,9 @@ class IncrementalInducer:
         text); None for a plain text.
         """
         if not isinstance(text, str):
-            raise TypeError(f"text must be str, got {type(text).__name__}")
+            raise DsgcTypeError(f"text must be str, got {type(text).__name__}")
         if message is not None and not isinstance(message, Mapping):
-            raise TypeError(f"message must be a mapping or None, got {type(message).__name__}")
+            raise DsgcTypeError(f"message must be a mapping or None, got {type(message).__name__}")
         block = parts(text, message)
         self._check_time(timestamp)
         j = len(self)
@@ -202,5 +204,5 @@ class IncrementalInducer:
             return
         _checks.time_rank([timestamp], 1)
         if self._last_time is not None and timestamp < self._last_time:
-            raise ValueError(f"timestamp {timestamp!r} is older than the previous block's {self._last_time!r}")
+            raise DsgcValueError(f"timestamp {timestamp!r} is older than the previous block's {self._last_time!r}")
         self._last_time = timestamp

@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError
+
 from . import json_values
 from .tokens import identifier_key, iter_identifiers, normal_key
 
@@ -137,7 +139,7 @@ def content_text(content: Any, where: str) -> str:
         return content
     if isinstance(content, Sequence):
         return "\n".join(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-    raise TypeError(f"{where}['content'] must be a string, None or a list of parts, got {type(content).__name__}")
+    raise DsgcTypeError(f"{where}['content'] must be a string, None or a list of parts, got {type(content).__name__}")
 
 
 def tool_calls(message: Mapping[str, Any], where: str) -> tuple[Call, ...]:
@@ -146,7 +148,7 @@ def tool_calls(message: Mapping[str, Any], where: str) -> tuple[Call, ...]:
     for k, call in enumerate(message.get("tool_calls") or ()):
         fn = call.get("function") if isinstance(call, Mapping) else None
         if not isinstance(fn, Mapping):
-            raise ValueError(f"{where}['tool_calls'][{k}] needs a 'function' mapping")
+            raise DsgcValueError(f"{where}['tool_calls'][{k}] needs a 'function' mapping")
         calls.append(Call(call.get("id"), str(fn.get("name", "")), fn.get("arguments") or ""))
     legacy = message.get("function_call")
     if isinstance(legacy, Mapping):
@@ -160,7 +162,7 @@ def parts(text: str, message: Mapping[str, Any] | None = None, where: str = "mes
         return Parts(None, text)
     role = message.get("role")
     if not isinstance(role, str):
-        raise TypeError(f"{where} must be a mapping with a string 'role'")
+        raise DsgcTypeError(f"{where} must be a mapping with a string 'role'")
     call_id = message.get("tool_call_id")
     return Parts(
         role,

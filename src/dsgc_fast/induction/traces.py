@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from dsgc_ref.contract import DsgcTypeError
+
 from .mentions import BlockMentions, MentionReader, Parts, content_text, parts, tool_calls
 
 Pair = tuple[int, int]
@@ -38,7 +40,7 @@ Pair = tuple[int, int]
 def _message(messages: Sequence[Any], i: int) -> Mapping[str, Any]:
     message = messages[i]
     if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
-        raise TypeError(f"messages[{i}] must be a mapping with a string 'role'")
+        raise DsgcTypeError(f"messages[{i}] must be a mapping with a string 'role'")
     return message
 
 
@@ -99,7 +101,7 @@ class TraceTracker:
 def trace_edges(messages: Sequence[Mapping[str, Any]]) -> np.ndarray:
     """Tool-trace edges (module rules), (E, 2) int64 ``(dependent, prerequisite)``, sorted."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise TypeError(f"messages must be a sequence of message mappings, got {type(messages).__name__}")
+        raise DsgcTypeError(f"messages must be a sequence of message mappings, got {type(messages).__name__}")
     reader, tracker = MentionReader(), TraceTracker()
     out: set[Pair] = set()
     for i in range(len(messages)):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError
+
 
 def checked_annotation(value: Any, fields: Sequence[str], what: str) -> Mapping[str, Any]:
     """``value`` itself, once it is a mapping whose keys are all in ``fields``.
@@ -13,8 +15,8 @@ def checked_annotation(value: Any, fields: Sequence[str], what: str) -> Mapping[
     ``ValueError`` listing the unknown fields and the allowed ones.
     """
     if not isinstance(value, Mapping):
-        raise TypeError(f"{what} must be a mapping, got {type(value).__name__}")
+        raise DsgcTypeError(f"{what} must be a mapping, got {type(value).__name__}")
     unknown = sorted(set(value) - set(fields))
     if unknown:
-        raise ValueError(f"unknown dsgc annotation field(s) {unknown} in {what}; allowed: {list(fields)}")
+        raise DsgcValueError(f"unknown dsgc annotation field(s) {unknown} in {what}; allowed: {list(fields)}")
     return value

@@ -61,7 +61,7 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.prompt_values import PromptValue
 
-from dsgc_ref.contract import PARAM_NAMES, Params, check_budget, is_integer_scalar
+from dsgc_ref.contract import PARAM_NAMES, DsgcTypeError, DsgcValueError, Params, check_budget, is_integer_scalar
 
 from ..compaction import check_over_budget
 from ..explain import CompactionReport
@@ -124,7 +124,9 @@ class _MessageCounter:
     def cost(self, message: BaseMessage) -> int:
         value = self.counter([message])
         if not is_integer_scalar(value) or int(value) < 0:
-            raise ValueError(f"token_counter returned {value!r} for a message; a count must be a non-negative integer")
+            raise DsgcValueError(
+                f"token_counter returned {value!r} for a message; a count must be a non-negative integer"
+            )
         return int(value)
 
 
@@ -147,7 +149,7 @@ def _list_counter(spec: Any) -> Callable[[list[BaseMessage]], Any]:
     if hasattr(spec, "get_num_tokens_from_messages"):
         return cast(Callable[[list[BaseMessage]], Any], spec.get_num_tokens_from_messages)
     if not callable(spec):
-        raise TypeError(
+        raise DsgcTypeError(
             "token_counter must be a callable (messages -> int, or message -> int), a chat model with "
             f"get_num_tokens_from_messages or a tokenizer name, got {type(spec).__name__}"
         )
@@ -178,7 +180,7 @@ class _Selector:
         self.budget = check_budget(max_tokens)
         self.on_over_budget = check_over_budget(on_over_budget)
         if not isinstance(include_system, bool):
-            raise TypeError(f"include_system must be a bool, got {type(include_system).__name__}")
+            raise DsgcTypeError(f"include_system must be a bool, got {type(include_system).__name__}")
         self.include_system = include_system
         self.start_on = _message_types(start_on)
         self.options = _checked_options(strategy, options)
@@ -189,7 +191,7 @@ class _Selector:
         if isinstance(messages, PromptValue):
             messages = messages.to_messages()
         if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
-            raise TypeError(f"messages must be a sequence of LangChain messages, got {type(messages).__name__}")
+            raise DsgcTypeError(f"messages must be a sequence of LangChain messages, got {type(messages).__name__}")
         out = list(message_checked(messages))
         lead = 0
         while not self.include_system and lead < len(out) and isinstance(out[lead], SystemMessage):
@@ -249,14 +251,14 @@ def _message_types(start_on: Any) -> tuple[str | type[BaseMessage], ...] | None:
         return None
     items = [start_on] if isinstance(start_on, (str, type)) else start_on
     if not isinstance(items, Sequence) or not items:
-        raise TypeError(
+        raise DsgcTypeError(
             f"start_on must be a message type name, a message class or a sequence of them, got {start_on!r}"
         )
     for item in items:
         if not (isinstance(item, str) or (isinstance(item, type) and issubclass(item, BaseMessage))):
-            raise TypeError(f"start_on must hold message type names ('human', 'ai', ...) or classes, got {item!r}")
+            raise DsgcTypeError(f"start_on must hold message type names ('human', 'ai', ...) or classes, got {item!r}")
         if item == "tool" or (isinstance(item, type) and issubclass(item, ToolMessage)):
-            raise ValueError("start_on cannot be 'tool': a context never starts on a tool result without its call")
+            raise DsgcValueError("start_on cannot be 'tool': a context never starts on a tool result without its call")
     return tuple(items)
 
 
@@ -268,28 +270,30 @@ def _checked_options(strategy: Any, options: dict[str, Any]) -> dict[str, Any]:
     """The ``select`` options of the settings, ``strategy`` applied; unknown names refused."""
     for name, why in _TRIM_ONLY.items():
         if name in options:
-            raise TypeError(f"select_messages does not take trim_messages' {name!r}: {why}")
+            raise DsgcTypeError(f"select_messages does not take trim_messages' {name!r}: {why}")
     unknown = sorted(set(options) - set(PARAM_NAMES) - set(_SELECT_OPTIONS))
     if unknown:
-        raise TypeError(f"unknown setting(s) {unknown}; the settings are the Params knobs and {list(_SELECT_OPTIONS)}")
+        raise DsgcTypeError(
+            f"unknown setting(s) {unknown}; the settings are the Params knobs and {list(_SELECT_OPTIONS)}"
+        )
     if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
+        raise DsgcValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
     if strategy == "last":
         if options.get("policy", "recency") != "recency":
-            raise ValueError(f"strategy='last' is policy='recency'; got policy={options['policy']!r} as well")
+            raise DsgcValueError(f"strategy='last' is policy='recency'; got policy={options['policy']!r} as well")
         options = {**options, "policy": "recency"}
     knobs = {k: v for k, v in options.items() if k in PARAM_NAMES}
     Params.of(options.get("params"), **knobs)  # a bad knob fails here, not at the first model call
     cache = options.get("cache")
     if cache is not None and not isinstance(cache, SelectCache):
-        raise TypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
+        raise DsgcTypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
     return options
 
 
 def _counting(spec: Any, tokenizer: Any) -> tuple[Any, _MessageCounter | None]:
     """The ``tokenizer`` for ``select`` and the per-message counter (None: ``select`` costs messages)."""
     if spec is not None and tokenizer is not None:
-        raise ValueError("pass token_counter or tokenizer, not both")
+        raise DsgcValueError("pass token_counter or tokenizer, not both")
     if spec is None or (isinstance(spec, str) and spec != "approximate"):
         chosen = tokenizer if spec is None else spec
         token_counter(chosen)  # a bad tokenizer fails here (named ones are shared; objects keyed by identity)
@@ -414,12 +418,12 @@ class ThreadMemory:
     def __init__(self, budget: int, *, cached_threads: int = DEFAULT_CACHED_THREADS, **settings: Any) -> None:
         removed = [name for name in _REMOVED if name in settings]
         if removed:
-            raise TypeError(
+            raise DsgcTypeError(
                 f"ThreadMemory no longer takes {removed}: it keeps no store per thread, what it sends is "
                 "select_messages over the messages it is handed (cached_threads bounds its caches)"
             )
         if not is_integer_scalar(cached_threads) or int(cached_threads) < 1:
-            raise ValueError(f"cached_threads must be a positive integer, got {cached_threads!r}")
+            raise DsgcValueError(f"cached_threads must be a positive integer, got {cached_threads!r}")
         self._selector = _Selector(budget, **settings)
         self.budget = self._selector.budget
         self._max = int(cached_threads)
@@ -461,7 +465,7 @@ class ThreadMemory:
 
     def _decide(self, messages: Any, thread_id: str) -> _Sent:
         if not isinstance(thread_id, str):
-            raise TypeError(f"thread_id must be a str, got {type(thread_id).__name__}")
+            raise DsgcTypeError(f"thread_id must be a str, got {type(thread_id).__name__}")
         inputs = self._selector.inputs(messages)
         records = self._selector.records(inputs)
         thread = self._thread(thread_id, records)
@@ -561,7 +565,7 @@ def message_checked(messages: Sequence[Any]) -> Sequence[BaseMessage]:
     """``messages`` if every one is a LangChain ``BaseMessage``; ``TypeError`` otherwise."""
     for message in messages:
         if not isinstance(message, BaseMessage):
-            raise TypeError(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
+            raise DsgcTypeError(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
     return messages
 
 

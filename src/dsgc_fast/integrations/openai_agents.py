@@ -61,7 +61,7 @@ from agents.memory.session_settings import SessionSettings
 from agents.models.chatcmpl_converter import Converter
 from agents.run_config import CallModelData, ModelInputData
 
-from dsgc_ref.contract import check_budget
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError, check_budget
 
 from ..compaction import BINDING_TABLE_KIND, check_over_budget
 from ..messages import ANNOTATION_KEY, add_messages
@@ -99,7 +99,7 @@ class ItemKind:
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:
-            raise ValueError(f"unknown unit {self.unit!r}; expected one of {list(UNITS)}")
+            raise DsgcValueError(f"unknown unit {self.unit!r}; expected one of {list(UNITS)}")
 
 
 def _pair(
@@ -173,9 +173,9 @@ class ItemGroup:
 
     def __post_init__(self) -> None:
         if not isinstance(self.indices, tuple) or not all(isinstance(i, int) and i >= 0 for i in self.indices):
-            raise TypeError(f"ItemGroup.indices must be a tuple of item positions, got {self.indices!r}")
+            raise DsgcTypeError(f"ItemGroup.indices must be a tuple of item positions, got {self.indices!r}")
         if self.message is not None and not isinstance(self.message, dict):
-            raise TypeError(f"ItemGroup.message must be a message dict or None, got {type(self.message).__name__}")
+            raise DsgcTypeError(f"ItemGroup.message must be a message dict or None, got {type(self.message).__name__}")
 
 
 def _units(items: Sequence[Any]) -> tuple[list[str], dict[int, int]]:
@@ -197,12 +197,12 @@ def _units(items: Sequence[Any]) -> tuple[list[str], dict[int, int]]:
 def item_groups(items: Sequence[Any]) -> list[ItemGroup]:
     """Group Responses items into chat messages (see the module docstring)."""
     if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
-        raise TypeError(f"items must be a list of Responses input items, got {type(items).__name__}")
+        raise DsgcTypeError(f"items must be a list of Responses input items, got {type(items).__name__}")
     for k, item in enumerate(items):
         if not isinstance(item, Mapping):
-            raise TypeError(f"items[{k}] must be a dict (a Responses input item), got {type(item).__name__}")
+            raise DsgcTypeError(f"items[{k}] must be a dict (a Responses input item), got {type(item).__name__}")
         if "type" not in item and "role" not in item:
-            raise ValueError(f"items[{k}] has neither a 'type' nor a 'role': it is not a Responses input item")
+            raise DsgcValueError(f"items[{k}] has neither a 'type' nor a 'role': it is not a Responses input item")
     units, call_of = _units(items)
     groups: list[list[int]] = []
     pending: list[int] = []
@@ -358,7 +358,7 @@ class InputFilter:
         **options: Any,
     ) -> None:
         if annotate is not None and not callable(annotate):
-            raise TypeError("annotate must be a callable item -> annotation mapping (or None)")
+            raise DsgcTypeError("annotate must be a callable item -> annotation mapping (or None)")
         self.budget = check_budget(budget)
         self.tokenizer = tokenizer
         token_counter(tokenizer)  # a bad tokenizer fails here, not at the first model call
@@ -418,7 +418,7 @@ def add_items(store: MemoryStore, items: Sequence[Any], *, annotate: Annotate | 
     """
     groups = item_groups(items)
     if groups and groups[-1].message is None:
-        raise ValueError("the items end with reasoning items: add them with the item they belong to")
+        raise DsgcValueError("the items end with reasoning items: add them with the item they belong to")
     records = []
     for group in groups:
         message = _annotated(group, items, annotate)
@@ -443,7 +443,7 @@ def to_items(store: MemoryStore) -> list[Any]:
             cut = block.meta["message"]["content"] if "truncated" in block.meta or "digested" in block.meta else None
             out.extend(block.meta[ITEMS_META] if cut is None else [_with_cut(i, cut) for i in block.meta[ITEMS_META]])
         elif "message" in block.meta:
-            raise ValueError(
+            raise DsgcValueError(
                 f"block {block.id!r} holds a chat message, not Responses items: add sessions with add_items"
             )
         elif block.meta.get("kind") == BINDING_TABLE_KIND:
@@ -494,7 +494,7 @@ class RetainedSession:
         **options: Any,
     ) -> None:
         if not isinstance(session, Session):
-            raise TypeError(f"session must be an Agents SDK Session, got {type(session).__name__}")
+            raise DsgcTypeError(f"session must be an Agents SDK Session, got {type(session).__name__}")
         self.session = session
         self.filter = InputFilter(
             budget, tokenizer=tokenizer, annotate=annotate, on_over_budget=on_over_budget, **options
@@ -516,7 +516,7 @@ class RetainedSession:
         The selection runs in a worker thread, so the event loop is never blocked by it.
         """
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            raise ValueError(f"limit must be a non-negative integer or None, got {limit!r}")
+            raise DsgcValueError(f"limit must be a non-negative integer or None, got {limit!r}")
         kept = await asyncio.to_thread(self.filter.select, await self.session.get_items())
         return kept if limit is None else kept[len(kept) - limit :]
 
