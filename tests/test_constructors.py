@@ -31,8 +31,17 @@ from dsgc_fast import (
 )
 from dsgc_fast.integrations import langchain, openai_agents
 
+SQLiteSession = pytest.importorskip("agents").SQLiteSession
+
 #: exceptions whose constructor is ``Exception``'s own (a message): nothing to check
-MESSAGE_ONLY = {"ArchiveLockedError"}
+MESSAGE_ONLY = {
+    "ArchiveLockedError",
+    "DsgcError",
+    "DsgcRuntimeError",
+    "DsgcTypeError",
+    "DsgcValueError",
+    "SessionError",
+}
 
 
 def exported_classes():
@@ -127,6 +136,15 @@ BAD = {
     "ThreadMemory": [dict(budget=-1), dict(budget=10, max_threads=0), dict(budget=10, on_over_budget="drop")],
     "InputFilter": [dict(budget=-1), dict(budget=10, annotate=5), dict(budget=10, on_over_budget="drop")],
     "ItemGroup": [dict(indices=[0], message=None), dict(indices=(0,), message="text")],
+    "ItemKind": [dict(kind="function_call", unit="nope")],
+    "RetainedSession": [dict(session=5, budget=10), dict(session=SQLiteSession("s"), budget=-1)],
+    "Form": [dict(value=7)],
+    "FormSelection": [
+        dict(forms=np.array([5], dtype=np.int8), used=0, value=0.0, budget=0),
+        dict(forms=np.zeros(2), used=0, value=0.0, budget=0),
+        dict(forms=np.zeros(2, dtype=np.int8), used=-1, value=0.0, budget=0),
+        dict(forms=np.zeros(2, dtype=np.int8), used=0, value=float("nan"), budget=0),
+    ],
 }
 
 

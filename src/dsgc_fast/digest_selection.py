@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_ref.contract import DsgcValueError, Form, check_budget
+from dsgc_ref.contract import DsgcTypeError, DsgcValueError, Form, check_budget
 
 from . import _validate
 from ._deferred import deferred
@@ -45,6 +45,19 @@ class FormSelection:
     used: int
     value: float
     budget: int
+
+    def __post_init__(self) -> None:
+        forms = self.forms
+        if not isinstance(forms, np.ndarray) or forms.ndim != 1 or forms.dtype != np.int8:
+            raise DsgcTypeError(f"forms must be a 1-D int8 array, got {type(forms).__name__}")
+        if forms.size and not (int(forms.min()) >= 0 and int(forms.max()) <= int(Form.WHOLE)):
+            raise DsgcValueError(f"forms must hold Form codes 0..{int(Form.WHOLE)}")
+        for name in ("used", "budget"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise DsgcValueError(f"{name} must be a non-negative int, got {value!r}")
+        if not isinstance(self.value, float) or not np.isfinite(self.value):
+            raise DsgcValueError(f"value must be a finite float, got {self.value!r}")
 
     def indices(self, form: Form) -> np.ndarray:
         """Sorted int64 indices of the blocks sent in ``form``."""
