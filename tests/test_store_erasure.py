@@ -96,3 +96,41 @@ def test_a_popped_block_is_returned_whole_and_then_erased(tmp_path):
         assert store.pop().text == f"card {SECRET}"
         assert not [s for s in reachable_strings(store) if SECRET in s]
     assert SECRET.encode() not in file_bytes(path)
+
+
+def memo_strings() -> list[str]:
+    """Every string held by a process-wide memo: the lru caches of dsgc's modules, the default select caches."""
+    memos = [
+        obj
+        for obj in gc.get_objects()
+        if type(obj).__name__ == "_lru_cache_wrapper" and getattr(obj, "__module__", "").startswith("dsgc_fast")
+    ]
+    from dsgc_fast.history import default_cache
+
+    held = [default_cache()]
+    for memo in memos:  # the keys an lru cache holds are reachable only through its cache dict
+        held.extend(gc.get_referents(memo))
+    return [s for root in held for s in reachable_strings(root)]
+
+
+@pytest.mark.parametrize("how", ["store", "thread_memory"])
+def test_no_process_wide_memo_keeps_a_removed_value(how):
+    from dsgc_fast import select
+
+    select(session(), 40, tokenizer="whitespace")  # the default select cache and the word memos see the card
+    if how == "store":
+        store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
+        ids = add_messages(store, session())
+        assert any(SECRET in s for s in memo_strings())
+        remove_messages(store, [ids[3], ids[4], ids[5]])
+        store.close()
+    else:
+        lc = pytest.importorskip("langchain_core.messages")
+        from dsgc_fast.integrations.langchain import ThreadMemory
+
+        memory = ThreadMemory(40, tokenizer="whitespace")
+        messages = lc.convert_to_messages(session())
+        memory.select(messages, thread_id="t")
+        assert any(SECRET in s for s in memo_strings())
+        memory.select(messages[:3] + messages[6:], thread_id="t")  # the application removed the card's messages
+    assert not [s for s in memo_strings() if SECRET in s]

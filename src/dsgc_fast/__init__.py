@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     )
 
     from ._archive_access import ArchiveLockedError
+    from ._text_caches import forget_texts
     from ._warmup import warmup
     from .batch import BatchRetention, retain_batch
     from .digest import is_digest, render_digest
@@ -83,6 +84,7 @@ __all__ = [
     "Selection",
     "SessionError",
     "TiledEmbeddings",
+    "forget_texts",
     "is_digest",
     "min_budget",
     "orphans",
@@ -111,6 +113,7 @@ _SOURCES = {
     "ReferentEvictionError": "dsgc_ref.contract",
     "whitespace_cost": "dsgc_ref.contract",
     "ArchiveLockedError": "._archive_access",
+    "forget_texts": "._text_caches",
     "warmup": "._warmup",
     "BatchRetention": ".batch",
     "retain_batch": ".batch",

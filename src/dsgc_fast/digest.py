@@ -72,6 +72,7 @@ from typing import Any
 
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar
 
+from ._text_caches import text_memo
 from .induction.json_values import MAX_VALUE_CHARS, Leaf, leaf_value
 
 #: longest string kept whole (longer ones are reduced to their value words)
@@ -161,6 +162,7 @@ def _word(raw: str) -> str:
     return raw.lstrip(_LEAD).rstrip(_TRAIL)
 
 
+@text_memo
 @lru_cache(maxsize=1 << 16)
 def _is_short_value_word(word: str) -> bool:
     if _DIGIT.search(word):

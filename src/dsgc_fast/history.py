@@ -37,6 +37,7 @@ from dsgc_ref.contract import DsgcTypeError, DsgcValueError, ParamOverrides, Par
 from . import _validate
 from ._growable import Growable as _Growable
 from ._induced import InducedEdges
+from ._text_caches import on_forget
 from .archive import DEFAULT_WIDTH, Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .digest_blocks import BlockDigest, block_digest, digested_block
@@ -207,6 +208,16 @@ class SelectCache:
 _defaults: list[SelectCache] = []
 _defaults_lock = threading.Lock()
 _LEXICAL = LexicalEncoder()
+
+
+def _forget_default_caches() -> None:
+    """Empty every default cache (``_text_caches.forget_texts``)."""
+    with _defaults_lock:
+        for cache in _defaults:
+            cache.clear()
+
+
+on_forget(_forget_default_caches)
 
 
 def default_cache(encoder: Any = None) -> SelectCache:

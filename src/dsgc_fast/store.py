@@ -67,6 +67,7 @@ from ._deferred import deferred
 from ._growable import Growable as _Growable
 from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
+from ._text_caches import forget_texts
 from .archive import EMBEDDING_DTYPES, Archive, ArchivedBlock, Block, DeletedBlock
 from .compaction import Truncation, decide, table_block
 from .digest_blocks import BlockDigests, digested_block, whole_block
@@ -1113,6 +1114,7 @@ class MemoryStore:
             else:
                 self._newest_binder[referent] = binder
         self._recent_rows.clear()  # a memo keyed by text: no deleted text stays in it
+        forget_texts()  # nor in the process-wide memos of words and values (``_text_caches``)
         if self._induced.blocks:  # induction forgets deleted blocks: read the others again
             self._rebuild()
         return [self._ids[s] for s in slots]

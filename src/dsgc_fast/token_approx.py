@@ -61,6 +61,8 @@ from typing import Any
 
 from dsgc_ref.contract import DsgcTypeError
 
+from ._text_caches import text_memo
+
 # -- fitted tables (token_approx_tables.json, written by tools/fit_token_approx.py) ----------
 TABLES_FILE = "token_approx_tables.json"
 _TABLES = json.loads(importlib.resources.files(__package__).joinpath(TABLES_FILE).read_text("utf-8"))
@@ -249,6 +251,7 @@ def approx_tokens(text: str) -> int:
     return max(1, round(total))
 
 
+@text_memo
 @functools.lru_cache(maxsize=1 << 16)
 def _cached_cost(piece: str, glued: bool) -> float:
     return piece_cost(*piece_class(piece, glued))

@@ -62,6 +62,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from .._text_caches import text_memo
 from .tokens import CANDIDATE_RE, FUNCTION_WORDS, identifier_key, normal_key
 
 #: trailing key words that say "an identifier of": the stem is the word before them
@@ -122,6 +123,7 @@ def parse(text: str) -> Any:
     return value if isinstance(value, (dict, list)) else None
 
 
+@text_memo
 @lru_cache(maxsize=1 << 14)
 def key_words(key: str) -> tuple[str, ...]:
     """The lower-case words of a key (module docstring)."""
@@ -141,12 +143,14 @@ def _last_noun(words: tuple[str, ...], skip: frozenset[str]) -> str | None:
 _KEY_SKIP = ID_WORDS | GENERIC_WORDS
 
 
+@text_memo
 @lru_cache(maxsize=1 << 14)
 def key_noun(key: str) -> str | None:
     """The stem of a key: the head noun binding its values (module docstring), or None."""
     return _last_noun(key_words(key), _KEY_SKIP)
 
 
+@text_memo
 @lru_cache(maxsize=1 << 12)
 def tool_noun(name: str) -> str | None:
     """The object noun of a function name (module docstring), or None."""

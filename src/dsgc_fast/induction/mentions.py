@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError
 
+from .._text_caches import text_memo
 from . import json_values
 from .tokens import identifier_key, iter_identifiers, normal_key
 
@@ -173,6 +174,7 @@ def parts(text: str, message: Mapping[str, Any] | None = None, where: str = "mes
     )
 
 
+@text_memo
 @lru_cache(maxsize=1 << 16)
 def word_key(word: str) -> str:
     """The key a prose word offers (module docstring)."""

@@ -54,6 +54,8 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from .._text_caches import text_memo
+
 #: function words and common verbs: never the kind word of a named value nor a head noun
 FUNCTION_WORDS = frozenset(
     [
@@ -277,6 +279,7 @@ def split_named(surface: str) -> tuple[str, str] | None:
     return kind, name
 
 
+@text_memo
 @lru_cache(maxsize=1 << 16)
 def identifier_key(surface: str) -> str | None:
     """The matching key of a candidate ``surface`` if it is an identifier, else None."""
@@ -293,6 +296,7 @@ _DIGITS = re.compile(r"\d+")
 _SINGLE_LETTER = re.compile(r"(?<![^\W\d_])[^\W\d_](?![^\W\d_])")
 
 
+@text_memo
 @lru_cache(maxsize=1 << 16)
 def shape(key: str) -> str:
     """The skeleton of an identifier key (see the module docstring)."""

@@ -63,6 +63,7 @@ from langchain_core.prompt_values import PromptValue
 
 from dsgc_ref.contract import PARAM_NAMES, DsgcTypeError, DsgcValueError, Params, check_budget, is_integer_scalar
 
+from .._text_caches import forget_texts
 from ..compaction import check_over_budget
 from ..explain import CompactionReport
 from ..history import SelectCache, Selection
@@ -484,6 +485,8 @@ class ThreadMemory:
                 cache = old.cache
             else:
                 cache = SelectCache(self._selector.options.get("encoder"), max_histories=1)
+                if old is not None:  # a message was removed or changed: no memo keeps its text
+                    forget_texts()
             thread = self._threads[thread_id] = _Thread(records, cache)
             while len(self._threads) > self._max:
                 self._threads.popitem(last=False)
