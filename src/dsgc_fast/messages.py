@@ -532,7 +532,7 @@ def add_records(
     recalls the archived binders of the referents a new block uses).  ``induce``: induce
     the structure of the records that declare none (module docstring).
     """
-    with store._held():  # no other thread may add between the plans (their ids, the open calls) and the adds
+    with store.held():  # no other thread may add between the plans (their ids, the open calls) and the adds
         return _add_planned(store, records, complete, embeddings, induce)
 
 
@@ -582,7 +582,7 @@ def remove_messages(store: MemoryStore, ids: str | Iterable[str]) -> list[str]:
     A tool call and its results leave together, so the messages left stay a valid chat
     list.  Returns every deleted id, oldest first.
     """
-    with store._held():  # the units read are the ones deleted
+    with store.held():  # the units read are the ones deleted
         unit = {m for block_id in ([ids] if isinstance(ids, str) else ids) for m in tool_unit(store, block_id)}
         return store.delete(sorted(unit)) if unit else []
 
@@ -743,7 +743,7 @@ def compact_messages(
             f"tokenizer {token_counter_of(tokenizer).name!r} is not the store's ({store.tokenizer.name!r}): "
             "block costs are counted when blocks are added, so choose the tokenizer with MemoryStore(tokenizer=...)"
         )
-    with store._held():  # the blocks the rules read are the ones compacted
+    with store.held():  # the blocks the rules read are the ones compacted
         return _compact_turn(store, budget, query, live, on_over_budget, options)
 
 

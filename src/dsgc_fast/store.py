@@ -347,7 +347,7 @@ class MemoryStore:
         is rebuilt from the database, and the error propagates.  The group holds the
         store's lock: other threads wait until it ends.  ``save`` inside a group is refused.
         """
-        with self._held():
+        with self.held():
             try:
                 with self._archive.transaction():
                     yield
@@ -356,10 +356,11 @@ class MemoryStore:
                 raise
 
     @contextmanager
-    def _held(self) -> Iterator[None]:
+    def held(self) -> Iterator[None]:
         """Hold the store's lock (on an open store, in the process that opened it) for the whole block.
 
-        For a read-check-write made of several calls (``messages.add_records`` plans
+        Public so that the chat layer (``messages``) groups its reads and writes without
+        reaching into the store.  For a read-check-write made of several calls (``messages.add_records`` plans
         generated ids and tool-call pairing against the store's blocks, then adds the
         plans): no other thread changes the store in between.
         """
