@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from dsgc_fast import MemoryStore
-from dsgc_fast.messages import add_messages, compact_messages, to_messages
+from dsgc_fast.memory.messages import add_messages, compact_messages, to_messages
 
 SYSTEM = "You are the support triage assistant for Northwind Payments. Resolve billing disputes and check KYC status."
 ACCOUNT = re.compile(r"account (\d{4}-[A-Z])")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 
 def block_states(store: MemoryStore) -> dict[str, tuple]:

@@ -34,8 +34,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.checkpoint.memory import InMemorySaver
 
 from dsgc_fast.integrations.langchain import ThreadMemory
-from dsgc_fast.messages import check_messages
-from dsgc_fast.token_counts import message_tokens, token_counter
+from dsgc_fast.memory.messages import check_messages
+from dsgc_fast.memory.token_counts import message_tokens, token_counter
 from tests._scripted_models import PlannedChatModel
 
 with warnings.catch_warnings():

@@ -11,7 +11,7 @@ from dsgc_bench.agent_turn import AgentSession, CountingEncoder, turns
 from dsgc_bench.chat_history import chat_history
 from dsgc_fast import MemoryStore
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import add_messages, compact_messages, remove_messages, to_messages
+from dsgc_fast.memory.messages import add_messages, compact_messages, remove_messages, to_messages
 
 
 def test_a_batch_is_encoded_in_one_call_and_its_user_message_is_the_query():
@@ -117,7 +117,7 @@ def test_the_active_slots_follow_adds_evictions_recalls_and_deletions():
 
 
 def test_the_newest_first_walk_reads_active_archived_and_skips_deleted_blocks():
-    from dsgc_fast.messages import _newest_first
+    from dsgc_fast.memory.messages import _newest_first
 
     session = AgentSession(archived=200, warm=5)
     store = session.store

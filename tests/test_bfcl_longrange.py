@@ -8,7 +8,7 @@ from dsgc_bench.bfcl.policies import Embeddings, recency_first_fit, similarity
 from dsgc_bench.longrange import KINDS, PROBES, conversation, points, to_point
 from dsgc_fast import MemoryStore
 from dsgc_fast.encoders import make_encoder
-from dsgc_fast.messages import add_messages, check_messages, compact_messages
+from dsgc_fast.memory.messages import add_messages, check_messages, compact_messages
 
 
 def test_deterministic_and_well_formed():

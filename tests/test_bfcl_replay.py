@@ -21,7 +21,7 @@ from dsgc_bench.bfcl.points import transcript_points
 from dsgc_bench.bfcl.policies import Embeddings, baselines
 from dsgc_bench.bfcl.replay import parse_call, replay
 from dsgc_fast.encoders import CachedEncoder, make_encoder
-from dsgc_fast.messages import check_messages
+from dsgc_fast.memory.messages import check_messages
 
 BASE_IDS = tuple(f"multi_turn_base_{k}" for k in (0, 1, 15, 32, 49, 103))
 LONG_IDS = ("multi_turn_long_context_0", "multi_turn_long_context_103")

@@ -42,7 +42,7 @@ from dsgc_bench.bfcl.units import (
 )
 from dsgc_fast import SelectCache, select
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.token_counts import message_tokens
+from dsgc_fast.memory.token_counts import message_tokens
 
 
 def _call(k: int, name: str, args: dict) -> dict:

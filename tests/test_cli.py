@@ -13,8 +13,8 @@ import pytest
 
 from dsgc_fast import cli
 from dsgc_fast.cli import main
-from dsgc_fast.messages import check_messages, read_jsonl
-from dsgc_fast.token_counts import TOKENS_REPLY_PRIMING, conversation_tokens
+from dsgc_fast.memory.messages import check_messages, read_jsonl
+from dsgc_fast.memory.token_counts import TOKENS_REPLY_PRIMING, conversation_tokens
 
 SAMPLE = Path(__file__).parent / "data" / "support_triage.jsonl"
 ALL_IDS = [f"t{k:02d}" for k in range(1, 20)]

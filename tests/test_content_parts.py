@@ -17,8 +17,8 @@ import math
 import pytest
 
 from dsgc_fast import MemoryStore, SelectCache, select
-from dsgc_fast.messages import add_messages, to_messages
-from dsgc_fast.token_counts import (
+from dsgc_fast.memory.messages import add_messages, to_messages
+from dsgc_fast.memory.token_counts import (
     AUDIO_BYTES_PER_SECOND,
     AUDIO_BYTES_PER_SECOND_COMPRESSED,
     AUDIO_TOKENS_PER_SECOND,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsgc_fast.digest import MAX_CHARS, MAX_ITEMS, MAX_PATH_SEGMENTS, is_digest, render_digest, value_words
+from dsgc_fast.memory.digest import MAX_CHARS, MAX_ITEMS, MAX_PATH_SEGMENTS, is_digest, render_digest, value_words
 
 ARROW = " -> "
 
@@ -335,7 +335,7 @@ def test_the_same_content_gives_the_same_digest_in_another_process():
     assert here == [render_digest(text, k, tokens=5) for k, text in enumerate(CORPUS)]
     script = (
         "import json, sys\n"
-        "from dsgc_fast.digest import render_digest\n"
+        "from dsgc_fast.memory.digest import render_digest\n"
         "corpus = json.loads(sys.stdin.read())\n"
         "print(json.dumps([render_digest(t, k, tokens=5) for k, t in enumerate(corpus)]))\n"
     )

@@ -16,12 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dsgc_fast import MemoryStore, min_budget, select
-from dsgc_fast.digest import is_digest, render_digest, value_words
-from dsgc_fast.digest_blocks import block_digest
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.explain_html import kind_of
-from dsgc_fast.messages import add_messages, check_messages, compact_messages, to_messages
-from dsgc_fast.token_counts import block_tokens, token_counter
+from dsgc_fast.memory.digest import is_digest, render_digest, value_words
+from dsgc_fast.memory.digest_blocks import block_digest
+from dsgc_fast.memory.explain_html import kind_of
+from dsgc_fast.memory.messages import add_messages, check_messages, compact_messages, to_messages
+from dsgc_fast.memory.token_counts import block_tokens, token_counter
 
 from .test_messages import sentences
 from .test_select import same_report, sessions
@@ -201,7 +201,7 @@ def test_nothing_retain_keeps_is_evicted():
 
 
 def test_digests_are_built_once_per_block(monkeypatch):
-    import dsgc_fast.history as history
+    import dsgc_fast.memory.history as history
 
     built = []
 

@@ -24,7 +24,7 @@ from unittest import mock
 import pytest
 
 from dsgc_fast.cli import main
-from dsgc_fast.token_counts import offline_encodings_available
+from dsgc_fast.memory.token_counts import offline_encodings_available
 from tests._requires import require
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,8 +20,8 @@ import pytest
 from dsgc_fast import MemoryStore, select
 from dsgc_fast.cli import main
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.explain_html import ESCAPE_ROOM, KINDS, kind_of, text_cap
-from dsgc_fast.messages import compact_messages, load_session
+from dsgc_fast.memory.explain_html import ESCAPE_ROOM, KINDS, kind_of, text_cap
+from dsgc_fast.memory.messages import compact_messages, load_session
 
 from ._browser import chromium_path, open_page
 

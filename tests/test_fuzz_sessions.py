@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dsgc_fast
-from dsgc_fast.messages import SessionError, add_messages, check_messages, compact_messages, to_messages
+from dsgc_fast.memory.messages import SessionError, add_messages, check_messages, compact_messages, to_messages
 
 from ._cases import examples
 from .test_messages import call, new_store, units_of

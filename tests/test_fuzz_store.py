@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import dsgc_ref
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import MAX_COST, MemoryStore
+from dsgc_fast.memory.store import MAX_COST, MemoryStore
 
 from ._cases import examples
 from .test_fuzz_core import anything, weird_floats, weird_ints

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import dsgc_fast
 from dsgc_fast.cli import main
-from dsgc_fast.messages import add_messages, compact_messages
+from dsgc_fast.memory.messages import add_messages, compact_messages
 
 from ._cases import examples
 from .test_messages import call, new_store

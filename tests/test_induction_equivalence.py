@@ -22,7 +22,7 @@ import dsgc_ref
 from dsgc_fast import MemoryStore
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.induction import induce_messages, message_texts
-from dsgc_fast.messages import add_messages, compact_messages, current_turn, live_roots, working_ages
+from dsgc_fast.memory.messages import add_messages, compact_messages, current_turn, live_roots, working_ages
 from dsgc_ref.contract import ReferentEvictionError
 
 from ._cases import assert_same, examples, to_lists

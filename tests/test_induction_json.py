@@ -9,7 +9,7 @@ import pytest
 
 from dsgc_fast import MemoryStore, SelectCache, select
 from dsgc_fast.induction import DESCRIPTION_WINDOW, induce_messages, induce_referents, key_noun, trace_edges
-from dsgc_fast.messages import add_messages, compact_messages, remove_messages
+from dsgc_fast.memory.messages import add_messages, compact_messages, remove_messages
 
 
 def call(call_id: str, function: str, **arguments) -> dict:

@@ -26,8 +26,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from dsgc_fast.integrations.langchain import ThreadMemory
-from dsgc_fast.messages import check_messages
-from dsgc_fast.token_counts import message_tokens, token_counter
+from dsgc_fast.memory.messages import check_messages
+from dsgc_fast.memory.token_counts import message_tokens, token_counter
 from tests._scripted_models import ScriptedChatModel, langchain_messages, lookup
 
 with warnings.catch_warnings():

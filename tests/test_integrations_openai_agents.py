@@ -25,8 +25,8 @@ from agents.models.chatcmpl_converter import Converter
 
 from dsgc_fast import MemoryStore
 from dsgc_fast.integrations.openai_agents import InputFilter, add_items, item_groups, to_items
-from dsgc_fast.messages import check_messages, compact_messages
-from dsgc_fast.token_counts import message_tokens, token_counter
+from dsgc_fast.memory.messages import check_messages, compact_messages
+from dsgc_fast.memory.token_counts import message_tokens, token_counter
 from tests._scripted_agents_model import ScriptedModel, chat_to_items
 from tests._scripted_models import lookup as lookup_text
 
@@ -320,7 +320,7 @@ def test_every_item_type_is_kept_in_its_unit_and_costed(budget, caplog):
 
 
 def test_images_and_hosted_items_cost_what_they_carry():
-    from dsgc_fast.token_counts import IMAGE_TOKENS
+    from dsgc_fast.memory.token_counts import IMAGE_TOKENS
 
     groups = item_groups(EVERY_TYPE)
     costs = {g.indices: message_tokens(g.message, COUNT) for g in groups if g.message is not None}
@@ -391,7 +391,7 @@ def test_an_output_that_cannot_be_text_is_sent_whole(caplog):
 
 
 def test_to_items_returns_a_cut_output_cut():
-    from dsgc_fast.compaction import cut_marker
+    from dsgc_fast.memory.compaction import cut_marker
 
     items = [FIRST, CALL, {**OUT, "output": LONG}]
     store = MemoryStore(tokenizer="approx")
@@ -406,7 +406,7 @@ def test_to_items_returns_a_cut_output_cut():
 
 
 def test_a_user_image_is_costed_not_refused():
-    from dsgc_fast.token_counts import IMAGE_TOKENS
+    from dsgc_fast.memory.token_counts import IMAGE_TOKENS
 
     image = {
         "role": "user",

@@ -28,8 +28,8 @@ from tests._requires import require, skip_or_fail
 
 require("langgraph.checkpoint.postgres", "postgres")
 
-from dsgc_fast.messages import check_messages
-from dsgc_fast.token_counts import message_tokens, token_counter
+from dsgc_fast.memory.messages import check_messages
+from dsgc_fast.memory.token_counts import message_tokens, token_counter
 from tests._postgres import ServerUnavailable, running_postgres
 
 ROOT = Path(__file__).resolve().parents[1]

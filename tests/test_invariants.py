@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 import dsgc_fast
 import dsgc_ref
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import add_messages, check_messages, compact_messages, to_messages
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.messages import add_messages, check_messages, compact_messages, to_messages
+from dsgc_fast.memory.store import MemoryStore
 from dsgc_ref.contract import POLICIES, SELECTIONS, Reason
 
 from ._cases import assert_same, examples

@@ -18,7 +18,14 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 OURS = ("dsgc_ref", "dsgc_fast", "dsgc_bench")
 #: modules of dsgc_fast whose names are public API (everything else is internal)
-PUBLIC_FAST = {"dsgc_fast", "dsgc_fast.encoders", "dsgc_fast.induction", "dsgc_fast.messages", "dsgc_fast.token_counts"}
+PUBLIC_FAST = {
+    "dsgc_fast",
+    "dsgc_fast.encoders",
+    "dsgc_fast.induction",
+    "dsgc_fast.memory",
+    "dsgc_fast.memory.messages",
+    "dsgc_fast.memory.token_counts",
+}
 
 
 def _is_module(dotted: str) -> bool:

@@ -14,7 +14,7 @@ import pytest
 import dsgc_fast
 from dsgc_fast import MemoryStore, ReferentEvictionError, SelectCache, min_budget, select
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import add_messages, compact_messages
+from dsgc_fast.memory.messages import add_messages, compact_messages
 
 from .test_messages import call
 
@@ -39,7 +39,7 @@ def test_the_package_logs_under_dsgc_and_prints_nothing_by_default():
     handlers = logging.getLogger("dsgc").handlers
     assert any(isinstance(h, logging.NullHandler) for h in handlers)
     assert logging.getLogger(LOGGER).parent is logging.getLogger("dsgc")
-    assert dsgc_fast.compaction.log.name == LOGGER
+    assert dsgc_fast.memory.compaction.log.name == LOGGER
 
 
 def test_a_selection_writes_one_debug_record_with_its_figures(caplog):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import dsgc_fast
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import (
+from dsgc_fast.memory.messages import (
     SessionError,
     add_messages,
     check_messages,
@@ -23,7 +23,7 @@ from dsgc_fast.messages import (
     to_messages,
     write_jsonl,
 )
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 WORDS = ["account", "refund", "kyc", "charge", "payout", "weather", "ticket", "invoice", "status", "search"]
 
@@ -533,7 +533,7 @@ def _nested_list(levels: int) -> list:
 def test_a_message_kept_uncopied_in_its_meta_still_obeys_the_nesting_limit():
     """A block's meta holds the message one level down: a message nested ``MAX_NESTING``
     levels is refused as meta, one level less is kept, as a deep copy of the caller's."""
-    from dsgc_fast._nesting import MAX_NESTING
+    from dsgc_fast.memory._nesting import MAX_NESTING
 
     store = MemoryStore(tokenizer="approx")
     message = {"role": "user", "content": "hi", "x": _nested_list(MAX_NESTING - 1)}

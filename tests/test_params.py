@@ -12,8 +12,8 @@ import pytest
 import dsgc_fast
 import dsgc_ref
 from dsgc_fast.cli import main
-from dsgc_fast.messages import add_messages, compact_messages
-from dsgc_fast.store import AGENT_PARAMS
+from dsgc_fast.memory.messages import add_messages, compact_messages
+from dsgc_fast.memory.store import AGENT_PARAMS
 from dsgc_ref.contract import PARAM_NAMES, ParamOverrides, Params
 
 #: a non-default value for every field

@@ -19,10 +19,17 @@ from hypothesis import strategies as st
 
 import dsgc_fast
 from dsgc_fast import MemoryStore, ReferentEvictionError, SelectCache, min_budget, select
-from dsgc_fast.compaction import cut_marker
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import SessionError, add_messages, check_messages, compact_messages, read_jsonl, to_messages
-from dsgc_fast.token_counts import TOKENS_REPLY_PRIMING, conversation_tokens
+from dsgc_fast.memory.compaction import cut_marker
+from dsgc_fast.memory.messages import (
+    SessionError,
+    add_messages,
+    check_messages,
+    compact_messages,
+    read_jsonl,
+    to_messages,
+)
+from dsgc_fast.memory.token_counts import TOKENS_REPLY_PRIMING, conversation_tokens
 
 from .test_messages import call, conversations, sentences
 
@@ -131,7 +138,7 @@ def test_a_call_encodes_and_counts_only_new_messages():
     grown = SAMPLE[:14]
     select(grown, 200, cache=cache, tokenizer=words)
     new = encoder.texts[before:]
-    assert new == [dsgc_fast.messages.message_text(m) for m in grown[12:]]  # the two new messages, nothing else
+    assert new == [dsgc_fast.memory.messages.message_text(m) for m in grown[12:]]  # the two new messages, nothing else
     assert 0 < len(counted) - counted_before <= 6  # the two new messages' parts, never the old ones
     again = len(encoder.texts)
     select(grown, 150, cache=cache, tokenizer=words)  # same history, another budget: nothing new
@@ -168,8 +175,10 @@ def test_inputs_stay_untouched_and_results_share_nothing():
 
 def test_the_default_cache_is_per_encoder_and_threads_share_it():
     encoder = LexicalEncoder()
-    assert dsgc_fast.history.default_cache(encoder) is dsgc_fast.history.default_cache(encoder)
-    assert dsgc_fast.history.default_cache(encoder) is not dsgc_fast.history.default_cache(LexicalEncoder())
+    assert dsgc_fast.memory.history.default_cache(encoder) is dsgc_fast.memory.history.default_cache(encoder)
+    assert dsgc_fast.memory.history.default_cache(encoder) is not dsgc_fast.memory.history.default_cache(
+        LexicalEncoder()
+    )
     want = select(SAMPLE, 150, encoder=encoder).report.to_dict()
     results = []
     histories = [SAMPLE[:k] for k in (14, 17, 19)]

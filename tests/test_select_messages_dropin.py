@@ -23,7 +23,7 @@ from langchain_core.runnables import Runnable
 
 from dsgc_fast import SelectCache
 from dsgc_fast.integrations.langchain import ThreadMemory, aselect_messages, select_messages
-from dsgc_fast.messages import check_messages
+from dsgc_fast.memory.messages import check_messages
 from tests.test_adapters_pure import shape
 from tests.test_integrations_langchain import keeps_binder, langchain_session, sent_tokens
 

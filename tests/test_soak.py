@@ -24,7 +24,7 @@ import tracemalloc
 import numpy as np
 
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import RECENT_TEXTS, MemoryStore
+from dsgc_fast.memory.store import RECENT_TEXTS, MemoryStore
 
 CYCLES = int(os.environ.get("DSGC_SOAK_CYCLES", "300"))
 BUDGET = 150

@@ -30,10 +30,10 @@ def _loaded_after(statement: str, modules: list[str]) -> dict[str, bool]:
 
 
 def test_import_dsgc_fast_loads_no_submodule_until_a_name_is_used():
-    loaded = _loaded_after("import dsgc_fast", ["dsgc_fast.engine", "dsgc_fast.history", "numba"])
-    assert loaded == {"dsgc_fast.engine": False, "dsgc_fast.history": False, "numba": False}
-    used = _loaded_after("from dsgc_fast import select", ["dsgc_fast.history", "dsgc_fast.batch"])
-    assert used == {"dsgc_fast.history": True, "dsgc_fast.batch": False}
+    loaded = _loaded_after("import dsgc_fast", ["dsgc_fast.engine", "dsgc_fast.memory.history", "numba"])
+    assert loaded == {"dsgc_fast.engine": False, "dsgc_fast.memory.history": False, "numba": False}
+    used = _loaded_after("from dsgc_fast import select", ["dsgc_fast.memory.history", "dsgc_fast.batch"])
+    assert used == {"dsgc_fast.memory.history": True, "dsgc_fast.batch": False}
 
 
 def test_the_langchain_adapter_loads_no_agent_stack_and_no_numba_at_import():

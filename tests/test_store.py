@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import dsgc_fast
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import SessionError, add_messages
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.messages import SessionError, add_messages
+from dsgc_fast.memory.store import MemoryStore
 from dsgc_ref.contract import Reason
 
 from ._store_state import block_states
@@ -424,8 +424,8 @@ def test_save_inside_atomic_is_refused_at_once(tmp_path):
     regression fails the test instead of hanging the run.)"""
     script = f"""
 import sqlite3
-from dsgc_fast import _archive_access
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory import _access as _archive_access
+from dsgc_fast.memory.store import MemoryStore
 _archive_access.LOCK_TIMEOUT = 0.2
 root = {str(tmp_path)!r}
 for archive in (":memory:", root + "/live.db"):
@@ -536,7 +536,7 @@ def test_a_commit_that_fails_rolls_back_and_the_next_transaction_works(tmp_path)
     """A COMMIT SQLite refuses (here: a rollback-journal database a reader holds) used to leave
     the transaction open, so the next one failed with "cannot start a transaction within a
     transaction"; now the group rolls back and raises, and the archive goes on."""
-    from dsgc_fast.archive import Archive
+    from dsgc_fast.memory.archive import Archive
 
     archive = Archive(tmp_path / "store.db")
     archive._conn.execute("PRAGMA journal_mode=DELETE")

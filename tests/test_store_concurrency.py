@@ -15,10 +15,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from dsgc_fast import SelectCache, select
-from dsgc_fast.aio import AsyncMemoryStore
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import add_messages, check_messages, compact_messages, to_messages
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.aio import AsyncMemoryStore
+from dsgc_fast.memory.messages import add_messages, check_messages, compact_messages, to_messages
+from dsgc_fast.memory.store import MemoryStore
 
 from .test_messages import assert_units_whole, call, units_of
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 pytestmark = pytest.mark.slow  # make test-fast skips it; make test runs it
 
@@ -54,7 +54,7 @@ WORDS = [
 OPEN_AND_ARM = r"""
 import os, signal, sys
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 store = MemoryStore(encoder=LexicalEncoder(), archive=path)
 seen = 0

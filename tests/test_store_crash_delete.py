@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 from tests.test_store_crash import OPEN_AND_ARM, block_text, run_killed
 
 N_BLOCKS = 240

@@ -30,7 +30,7 @@ import time
 import numpy as np
 import pytest
 
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 from ._store_state import block_states
 
@@ -43,12 +43,12 @@ D = 16  # embedding dimension (explicit embeddings keep the stores quick to buil
 
 CHILD = r"""
 import os, signal, sys, threading, time
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 source, target, trigger, amount, scratch = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 store = MemoryStore.load(source)
 if trigger == "db-write":  # the save spills to the file every 20 pages: half written, journal hot, most of the save
-    import dsgc_fast.archive as archive
+    import dsgc_fast.memory.archive as archive
     connect = archive.connect
 
     def spilling(path, **params):
@@ -99,7 +99,7 @@ with finished:  # a kill cannot land between the report and the exit
 
 LOOP_CHILD = r"""
 import sys
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 path, how = sys.argv[1], sys.argv[2]
 first = True

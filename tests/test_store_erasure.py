@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import add_messages, compact_messages, remove_messages, to_messages
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.messages import add_messages, compact_messages, remove_messages, to_messages
+from dsgc_fast.memory.store import MemoryStore
 
 SECRET = "4111-1111-1111-1111"
 
@@ -105,7 +105,7 @@ def memo_strings() -> list[str]:
         for obj in gc.get_objects()
         if type(obj).__name__ == "_lru_cache_wrapper" and getattr(obj, "__module__", "").startswith("dsgc_fast")
     ]
-    from dsgc_fast.history import default_cache
+    from dsgc_fast.memory.history import default_cache
 
     held = [default_cache()]
     for memo in memos:  # the keys an lru cache holds are reachable only through its cache dict

@@ -26,8 +26,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsgc_fast import ArchiveLockedError, _archive_access
-from dsgc_fast.store import MemoryStore
+from dsgc_fast import ArchiveLockedError
+from dsgc_fast.memory import _access as _archive_access
+from dsgc_fast.memory.store import MemoryStore
 
 from ._cases import examples
 from ._store_state import block_states

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsgc_fast.graph import DependencyGraph
-from dsgc_fast.messages import ChatUnits, add_messages, remove_messages
+from dsgc_fast.memory.messages import ChatUnits, add_messages, remove_messages
+from dsgc_fast.memory.store import MemoryStore
 from dsgc_fast.pins import ReferentIndex
-from dsgc_fast.store import MemoryStore
 
 D = 4
 TEXTS = ["order A17 shipped", "refund for order A17", "ledger B2 closed", "see ledger B2", "hello", "A17 B2"]

@@ -7,9 +7,10 @@ import sqlite3
 
 import pytest
 
-from dsgc_fast import _archive_access, archive
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory import _access as _archive_access
+from dsgc_fast.memory import archive
+from dsgc_fast.memory.store import MemoryStore
 
 from ._store_state import block_states
 

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from dsgc_fast.encoders import LEXICAL_DIM, LexicalEncoder
-from dsgc_fast.messages import add_messages, compact_messages, remove_messages
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.messages import add_messages, compact_messages, remove_messages
+from dsgc_fast.memory.store import MemoryStore
 
 #: bytes a store may keep per block beside its embedding row
 BOOKKEEPING = 1536

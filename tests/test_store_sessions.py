@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dsgc_fast import MemoryStore
-from dsgc_fast.aio import AsyncMemoryStore
-from dsgc_fast.archive import SCHEMA_VERSION
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import (
+from dsgc_fast.memory.aio import AsyncMemoryStore
+from dsgc_fast.memory.archive import SCHEMA_VERSION
+from dsgc_fast.memory.messages import (
     SessionError,
     add_messages,
     compact_messages,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 from dsgc_ref import ReferentEvictionError
 
 from ._cases import examples

@@ -11,7 +11,7 @@ import pytest
 
 import dsgc_fast
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 DATA = Path(__file__).parent / "data"
 ENC = LexicalEncoder()
@@ -105,8 +105,8 @@ def test_select_keeps_the_store_width():
     """The stateless path scores the rows a default store would keep: the same decisions."""
     chat = [{"role": "user", "content": f"question {k} about order {k}"} for k in range(12)]
     with MemoryStore(encoder=ENC) as store:
-        dsgc_fast.messages.add_messages(store, chat)
-        want = dsgc_fast.messages.compact_messages(store, 40).to_dict()["decisions"]
+        dsgc_fast.memory.messages.add_messages(store, chat)
+        want = dsgc_fast.memory.messages.compact_messages(store, 40).to_dict()["decisions"]
     got = dsgc_fast.select(chat, 40, encoder=ENC, cache=dsgc_fast.SelectCache(ENC))
     assert got.report.to_dict()["decisions"] == want
 
@@ -123,7 +123,7 @@ def _huge_for(marked: str):
 
 
 def test_a_batch_of_messages_is_stored_in_the_width_as_one_by_one():
-    from dsgc_fast.messages import SessionError, add_messages
+    from dsgc_fast.memory.messages import SessionError, add_messages
 
     messages = [{"role": "user", "content": f"message {k} about topic {k % 3}"} for k in range(5)]
     batch, single = MemoryStore(encoder=ENC), MemoryStore(encoder=ENC)

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from dsgc_fast import ArchiveLockedError
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 from ._cases import examples
 
@@ -84,7 +84,7 @@ def test_save_onto_another_open_stores_archive_is_refused(tmp_path):
 HOLDER = r"""
 import sys
 import numpy as np
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 store = MemoryStore(encoder=lambda texts: np.ones((len(texts), 4)), archive=sys.argv[1])
 print("ready", flush=True)
@@ -170,7 +170,7 @@ WRITER = r"""
 import random, sys, time
 import numpy as np
 from dsgc_fast import ArchiveLockedError
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 path, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = random.Random(name)
@@ -200,7 +200,7 @@ print(refused)
 READER = r"""
 import os, sys, time
 import numpy as np
-from dsgc_fast.store import MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 path, stop = sys.argv[1], sys.argv[2]
 loads = 0

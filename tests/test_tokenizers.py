@@ -13,8 +13,8 @@ import pytest
 from dsgc_fast import MemoryStore, SelectCache, select, whitespace_cost
 from dsgc_fast.cli import main
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import add_messages, compact_messages
-from dsgc_fast.token_counts import (
+from dsgc_fast.memory.messages import add_messages, compact_messages
+from dsgc_fast.memory.token_counts import (
     IMAGE_TOKENS,
     TOKENS_PER_MESSAGE,
     TokenCounter,
@@ -101,7 +101,7 @@ def test_tokenizer_objects_are_accepted():
     tiktoken = pytest.importorskip("tiktoken")
     if not offline_encodings_available():
         pytest.skip("needs the tokens extra")
-    from dsgc_fast.token_counts import encoding
+    from dsgc_fast.memory.token_counts import encoding
 
     enc = encoding("cl100k_base")
     assert isinstance(enc, tiktoken.Encoding)

@@ -25,9 +25,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dsgc_fast
-from dsgc_fast import token_approx, token_counts, whitespace_cost
-from dsgc_fast.token_approx import approx_tokens, pieces
-from dsgc_fast.token_counts import (
+from dsgc_fast import whitespace_cost
+from dsgc_fast.memory import token_approx, token_counts
+from dsgc_fast.memory.token_approx import approx_tokens, pieces
+from dsgc_fast.memory.token_counts import (
     IMAGE_TOKENS,
     TOKENS_CONTENT_WITH_TOOL_CALLS,
     TOKENS_PARALLEL_TOOL_CALLS,
@@ -477,7 +478,7 @@ def test_fit_and_error_table_tools_run_on_a_small_corpus():
     assert not {s.source for s in train} & {s.source for s in held_out}
     small = [s for s in train if s.source.startswith(("written:", "random:", "de:", "b64:"))]
     tables = json.loads(fit_token_approx.render(fit_token_approx.fit(fit_token_approx.piece_rows(small))))
-    shipped = json.loads((ROOT / "src" / "dsgc_fast" / token_approx.TABLES_FILE).read_text("utf-8"))
+    shipped = json.loads((ROOT / "src" / "dsgc_fast" / "memory" / token_approx.TABLES_FILE).read_text("utf-8"))
     assert set(tables) == set(shipped)
     assert all(len(v) == fit_token_approx.WORD_LENGTHS for v in tables["word_cost"].values())
     assert set(tables["letter_cost"]) == set(token_approx.SCRIPTS)

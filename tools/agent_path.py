@@ -59,7 +59,7 @@ def warm(rounds: int) -> dict[str, float]:
 
     from dsgc_bench.chat_history import trim_call
     from dsgc_fast.integrations.langchain import select_messages
-    from dsgc_fast.token_counts import conversation_tokens
+    from dsgc_fast.memory.token_counts import conversation_tokens
 
     chat = load_session()
     budget = conversation_tokens(chat) // 4

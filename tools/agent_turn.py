@@ -40,8 +40,8 @@ import numpy as np
 
 import dsgc_fast
 from dsgc_bench.agent_turn import AgentSession, CountingEncoder, chain_arrays, chain_store
-from dsgc_fast import archive, messages, store
-from dsgc_fast.messages import add_messages, compact_messages, message_text, to_messages
+from dsgc_fast.memory import archive, messages, store
+from dsgc_fast.memory.messages import add_messages, compact_messages, message_text, to_messages
 
 
 def _ms(seconds: float) -> str:

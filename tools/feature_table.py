@@ -30,8 +30,8 @@ from pathlib import Path
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the scripted models in tests/
 
-from dsgc_fast.messages import message_text
-from dsgc_fast.token_counts import message_tokens, token_counter
+from dsgc_fast.memory.messages import message_text
+from dsgc_fast.memory.token_counts import message_tokens, token_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION = ROOT / "tests" / "data" / "support_long.jsonl"

@@ -1,7 +1,7 @@
-"""Fit the tables of ``dsgc_fast.token_approx`` to o200k_base on the training half of the corpus.
+"""Fit the tables of ``dsgc_fast.memory.token_approx`` to o200k_base on the training half of the corpus.
 
     PYTHONPATH=src .venv/bin/python tools/fit_token_approx.py            # print the tables
-    PYTHONPATH=src .venv/bin/python tools/fit_token_approx.py --write    # write src/dsgc_fast/token_approx_tables.json
+    PYTHONPATH=src .venv/bin/python tools/fit_token_approx.py --write    # write src/dsgc_fast/memory/token_approx_tables.json
 
 Needs the ``tokens`` extra (the exact encoder) and SciPy (``nnls``).  Every piece of every
 training sample (``tools/token_corpus.py``) is encoded on its own, which is exact because the
@@ -35,8 +35,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dsgc_fast import token_approx  # noqa: E402
-from dsgc_fast.token_counts import encoding  # noqa: E402
+from dsgc_fast.memory import token_approx  # noqa: E402
+from dsgc_fast.memory.token_counts import encoding  # noqa: E402
 from tools.token_corpus import corpus, split  # noqa: E402
 
 WORD_LENGTHS = 16
@@ -44,7 +44,7 @@ PUNCT_LENGTHS = 12
 #: pseudo-pieces of the shrinkage towards a class's line
 M = 20
 REPEAT_GRID = (8, 16, 24, 32, 48, 64, 80, 96, 128)
-TABLES = ROOT / "src" / "dsgc_fast" / token_approx.TABLES_FILE
+TABLES = ROOT / "src" / "dsgc_fast" / "memory" / token_approx.TABLES_FILE
 
 
 def piece_rows(samples) -> dict[str, list[tuple[object, int]]]:

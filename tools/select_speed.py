@@ -27,7 +27,7 @@ import time
 
 from dsgc_bench.chat_history import chat_history, complete_prefixes, trim_call
 from dsgc_fast import SelectCache, select
-from dsgc_fast.token_counts import conversation_tokens
+from dsgc_fast.memory.token_counts import conversation_tokens
 
 
 def _fmt(seconds: float) -> str:

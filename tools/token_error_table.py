@@ -9,7 +9,7 @@ default the held-out half, which ``tools/fit_token_approx.py`` never sees) the r
 ``(estimate - exact) / exact`` of each counter is computed, and each category's errors are
 summarized as mean, 5th and 95th percentile, largest absolute error and the share of samples
 within +-15%, in Markdown.
-Counters: ``approx`` (``dsgc_fast.token_approx``), and for comparison the paper's
+Counters: ``approx`` (``dsgc_fast.memory.token_approx``), and for comparison the paper's
 ``whitespace`` cost and ``chars/4`` (``ceil(len(text) / 4)``, a common rule of thumb).
 
 Two stress categories are generated here, not fitted on: ``whitespace`` (long runs of
@@ -40,8 +40,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dsgc_fast import whitespace_cost
-from dsgc_fast.token_approx import approx_tokens
-from dsgc_fast.token_counts import encoding
+from dsgc_fast.memory.token_approx import approx_tokens
+from dsgc_fast.memory.token_counts import encoding
 from tools.token_corpus import CATEGORIES, Sample, corpus, split
 
 #: the error bound the approximate counter is held to on prose, code and minified JSON

@@ -14,7 +14,7 @@ import itertools
 
 from dsgc_bench.agent_path import FRESH, load_session, variant
 from dsgc_bench.chat_history import trim_call
-from dsgc_fast.token_counts import conversation_tokens
+from dsgc_fast.memory.token_counts import conversation_tokens
 
 
 def timeraw_import_adapter():

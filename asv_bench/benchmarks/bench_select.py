@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dsgc_bench.chat_history import chat_history, complete_prefixes, trim_call
 from dsgc_fast import SelectCache, select
-from dsgc_fast.token_counts import conversation_tokens
+from dsgc_fast.memory.token_counts import conversation_tokens
 
 from .common import skip_above
 

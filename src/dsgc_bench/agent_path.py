@@ -53,7 +53,7 @@ _SESSION_SETUP = """
 from langchain_core.messages import convert_to_messages
 from dsgc_bench.agent_path import load_session
 from dsgc_bench.chat_history import trim_call
-from dsgc_fast.token_counts import conversation_tokens, encoding
+from dsgc_fast.memory.token_counts import conversation_tokens, encoding
 chat = load_session()
 budget = conversation_tokens(chat) // 4
 held = convert_to_messages(chat)

@@ -24,7 +24,7 @@ import numpy as np
 
 from dsgc_fast import MemoryStore
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.messages import add_messages, compact_messages, to_messages
+from dsgc_fast.memory.messages import add_messages, compact_messages, to_messages
 
 from .chat_history import chat_history
 
@@ -139,7 +139,7 @@ class AgentSession:
 
 
 def _texts(history: Sequence[dict[str, Any]]) -> list[str]:
-    from dsgc_fast.messages import message_text
+    from dsgc_fast.memory.messages import message_text
 
     return [message_text(m) for m in history]
 

@@ -11,7 +11,7 @@ which an agent loop asks for its context.
 ``tiktoken_counter`` is the token counter of LangChain's how-to guide on trimming messages
 (the cookbook's per-message rule over ``BaseMessage`` objects: 3 tokens per message plus the
 role and the content, 1 more plus the name when set, 3 for the reply), counting with the
-offline o200k_base encoding (``dsgc_fast.token_counts.encoding``).  ``trim_call`` returns the
+offline o200k_base encoding (``dsgc_fast.memory.token_counts.encoding``).  ``trim_call`` returns the
 documented ``trim_messages`` call (strategy "last", system message kept, starting on a human
 message) over the history converted once to LangChain messages, as a framework holds them.
 Both need ``langchain-core`` and the ``tokens`` extra.
@@ -75,7 +75,7 @@ def tiktoken_counter() -> Callable[[list[Any]], int]:
     """The how-to guide's counter of a list of ``BaseMessage`` objects, with o200k_base offline."""
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-    from dsgc_fast.token_counts import encoding
+    from dsgc_fast.memory.token_counts import encoding
 
     enc = encoding("o200k_base")
     roles = {HumanMessage: "user", AIMessage: "assistant", ToolMessage: "tool", SystemMessage: "system"}

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from dsgc_fast import MemoryStore
-from dsgc_fast.messages import message_text
+from dsgc_fast.memory.messages import message_text
 
 from . import grid, longrange, runner, session_plots
 from .bfcl.metrics import broken_pairs, kept_values
@@ -434,7 +434,7 @@ def fact_parts(s: dict[str, Any], out: Path) -> list[str]:
     )
     parts.append("### The agent policy where there are no tool units")
     parts.append(
-        "Working-set support is given to tool calls and results only (`dsgc_fast.messages.working_ages`); without "
+        "Working-set support is given to tool calls and results only (`dsgc_fast.memory.messages.working_ages`); without "
         "them the agent policy's score is the paper's, I_i = (r_i + lambda_pi * pi_i) / max(c_i, 1)^p. Checked on "
         "every DSGC run of the main suite, repeated through a `MemoryStore` with its default (agent) parameters, "
         'and on the referent sessions (`policy="agent"` beside `"dsgc"`, with and without pins):'

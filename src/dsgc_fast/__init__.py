@@ -43,20 +43,20 @@ if TYPE_CHECKING:
         whitespace_cost,
     )
 
-    from ._archive_access import ArchiveLockedError
     from ._text_caches import forget_texts
     from ._warmup import warmup
     from .batch import BatchRetention, retain_batch
-    from .digest import is_digest, render_digest
     from .digest_selection import FormSelection, select_forms
     from .embeddings import QuantizedEmbeddings, TiledEmbeddings
     from .engine import retain
     from .graph import DependencyGraph
-    from .history import SelectCache, Selection, min_budget, select
-    from .messages import SessionError
+    from .memory._access import ArchiveLockedError
+    from .memory.digest import is_digest, render_digest
+    from .memory.history import SelectCache, Selection, min_budget, select
+    from .memory.messages import SessionError
+    from .memory.store import MemoryStore
     from .pins import ReferentIndex, orphans, pin_closure
     from .result import Retention
-    from .store import MemoryStore
 
 logging.getLogger("dsgc").addHandler(logging.NullHandler())
 
@@ -112,29 +112,29 @@ _SOURCES = {
     "Reason": "dsgc_ref.contract",
     "ReferentEvictionError": "dsgc_ref.contract",
     "whitespace_cost": "dsgc_ref.contract",
-    "ArchiveLockedError": "._archive_access",
+    "ArchiveLockedError": ".memory._access",
     "forget_texts": "._text_caches",
     "warmup": "._warmup",
     "BatchRetention": ".batch",
     "retain_batch": ".batch",
-    "is_digest": ".digest",
-    "render_digest": ".digest",
+    "is_digest": ".memory.digest",
+    "render_digest": ".memory.digest",
     "FormSelection": ".digest_selection",
     "select_forms": ".digest_selection",
     "QuantizedEmbeddings": ".embeddings",
     "TiledEmbeddings": ".embeddings",
     "retain": ".engine",
     "DependencyGraph": ".graph",
-    "SelectCache": ".history",
-    "Selection": ".history",
-    "min_budget": ".history",
-    "select": ".history",
-    "SessionError": ".messages",
+    "SelectCache": ".memory.history",
+    "Selection": ".memory.history",
+    "min_budget": ".memory.history",
+    "select": ".memory.history",
+    "SessionError": ".memory.messages",
     "ReferentIndex": ".pins",
     "orphans": ".pins",
     "pin_closure": ".pins",
     "Retention": ".result",
-    "MemoryStore": ".store",
+    "MemoryStore": ".memory.store",
 }
 
 

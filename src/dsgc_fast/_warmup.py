@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import _config
-from .history import SelectCache, select
+from .memory.history import SelectCache, select
 
 #: a short agent exchange: system prompt, a question, a tool call and its JSON result, an answer, a follow-up
 _CHAT = (

@@ -11,7 +11,7 @@ The scoring options are the fields of ``dsgc_ref.contract.Params`` (``--policy``
 ``--density-exponent``), generated from it, so the CLI takes what every entry point takes.
 
 Each line of the session (a file, or standard input for ``-``) is an OpenAI-style chat
-message or a plain block (see ``dsgc_fast.messages``); the session is whole, so a tool call
+message or a plain block (see ``dsgc_fast.memory.messages``); the session is whole, so a tool call
 without its result is an input error.  The budget is in model tokens of ``--tokenizer``
 (default: o200k_base with the ``tokens`` extra, else the approximate counter; ``whitespace``
 is the paper's cost).  System messages and the newest user turn are live roots; the query
@@ -43,12 +43,20 @@ from typing import Any
 from dsgc_ref.contract import DsgcValueError, Params, ReferentEvictionError
 
 from ._terminal import printable
-from .compaction import OVER_BUDGET
 from .encoders import ENCODER_NAMES, CachedEncoder, make_encoder
-from .explain import SCHEMA_VERSION, CompactionReport
-from .messages import SessionError, add_records, compact_messages, plan_records, read_jsonl, to_messages, write_jsonl
-from .store import AGENT_PARAMS, MemoryStore
-from .token_counts import TOKENIZERS, default_tokenizer
+from .memory.compaction import OVER_BUDGET
+from .memory.explain import SCHEMA_VERSION, CompactionReport
+from .memory.messages import (
+    SessionError,
+    add_records,
+    compact_messages,
+    plan_records,
+    read_jsonl,
+    to_messages,
+    write_jsonl,
+)
+from .memory.store import AGENT_PARAMS, MemoryStore
+from .memory.token_counts import TOKENIZERS, default_tokenizer
 
 EXIT_INPUT = 2
 EXIT_BUDGET = 1

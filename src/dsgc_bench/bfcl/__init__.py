@@ -22,7 +22,7 @@ Data flow (one module per step):
    count; 2,345 calls, 0 mismatches with bfcl-eval 2026.3.23).
 3. ``points.transcript_points``: one scoring point before every turn k >= 2 (0-based
    t >= 1): blocks = the messages of the earlier turns plus the turn's user message (the
-   query, always kept).  Block text = ``dsgc_fast.messages.message_text``; cost =
+   query, always kept).  Block text = ``dsgc_fast.memory.messages.message_text``; cost =
    ``dsgc_fast.whitespace_cost``.  Budget at fraction f (0.25, 0.5) =
    ``cost(query) + ceil(f * cost(history))``.
 4. Needed values (``points``, matching rules in ``values``): the leaf argument values

@@ -41,8 +41,8 @@ from typing import Any
 
 from dsgc_fast import SelectCache, select
 from dsgc_fast import Selection as StoreSelection
-from dsgc_fast.messages import ROOT_ROLES
-from dsgc_fast.token_counts import TokenCounter
+from dsgc_fast.memory.messages import ROOT_ROLES
+from dsgc_fast.memory.token_counts import TokenCounter
 
 from .oracle import digest_oracle, unit_oracle
 from .points import Point

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from dsgc_fast.induction import IncrementalInducer, identifier_key, iter_identifiers, normal_key, payload_values
-from dsgc_fast.messages import message_text
+from dsgc_fast.memory.messages import message_text
 
 from .data import function_docs
 from .metrics import kept_values

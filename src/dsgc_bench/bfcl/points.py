@@ -3,7 +3,7 @@
 A scoring point is a transcript cut just before turn t (0-based t >= 1, i.e. turn k = t + 1
 >= 2): its blocks are every message of turns 0..t-1 (the history) followed by the turn's
 user message (the query, the last block).  Block texts are what ``MemoryStore`` stores
-(``dsgc_fast.messages.message_text``); costs are ``dsgc_fast.whitespace_cost`` of them.
+(``dsgc_fast.memory.messages.message_text``); costs are ``dsgc_fast.whitespace_cost`` of them.
 
 **Needed values** of the point: the leaf values (``values``) of turn t's ground-truth
 call arguments that do not occur in the query's view, do not occur in the tool schema's
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from dsgc_fast import whitespace_cost
-from dsgc_fast.messages import ROOT_ROLES, message_text
+from dsgc_fast.memory.messages import ROOT_ROLES, message_text
 
 from .data import Session, function_docs
 from .replay import Transcript

@@ -10,7 +10,7 @@ and results are separate blocks, so pairs can break):
 - ``similarity``: raw similarity to the query;
 - ``dsgc``: the paper's rule with ``trace_edges(messages)`` as edges.
 
-Store level (``MemoryStore`` + ``dsgc_fast.messages.add_messages`` +
+Store level (``MemoryStore`` + ``dsgc_fast.memory.messages.add_messages`` +
 ``compact_messages``: tool units kept whole, the query a live root):
 
 - ``store-default``: ``add_messages`` and ``compact_messages`` with their defaults (the
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from dsgc_fast import MemoryStore, ReferentEvictionError, retain
-from dsgc_fast.messages import add_messages, compact_messages
+from dsgc_fast.memory.messages import add_messages, compact_messages
 
 from .points import Point
 from .values import View, normal_view

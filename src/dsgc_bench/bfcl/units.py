@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_fast.messages import message_text
-from dsgc_fast.token_counts import TokenCounter, block_tokens, token_counter
+from dsgc_fast.memory.messages import message_text
+from dsgc_fast.memory.token_counts import TokenCounter, block_tokens, token_counter
 
 from .metrics import Score, broken_pairs
 from .points import Point

@@ -13,7 +13,7 @@ chain block; a missing edge only withholds support):
   texts and on chat messages, whose tool-call arguments and tool results are read as JSON
   (``mentions``, ``json_values``: keys are never identifiers, values are);
 - ``induce(texts)``: edges and referents together; ``induce_messages(messages)``: the same
-  for a chat session (what ``dsgc_fast.messages.add_messages`` gives a store).
+  for a chat session (what ``dsgc_fast.memory.messages.add_messages`` gives a store).
 
 ``induce_edges`` (and so ``induce``) needs scikit-learn and SciPy (the ``induce`` extra);
 everything else needs only NumPy.

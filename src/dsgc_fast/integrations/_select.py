@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..history import Selection, select
-from ..messages import message_text
+from ..memory.history import Selection, select
+from ..memory.messages import message_text
 
 #: what the adapters do by default when the live roots alone exceed the budget
 DEFAULT_OVER_BUDGET = "truncate"

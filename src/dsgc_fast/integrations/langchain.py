@@ -27,7 +27,7 @@ calls keep their results, and a non-empty list never gives an empty context.  A 
 carry a ``"dsgc"`` annotation in ``additional_kwargs`` (``binds``, ``uses``, ``pinned``,
 ``cost``), e.g. ``HumanMessage("Account 8841-C ...", additional_kwargs={"dsgc": {"binds":
 {"that account": "8841-C"}}})``.  Budgets are in model tokens, each message with its chat
-framing (``tokenizer``, as ``dsgc_fast.token_counts.token_counter`` takes it), or in what a
+framing (``tokenizer``, as ``dsgc_fast.memory.token_counts.token_counter`` takes it), or in what a
 ``trim_messages``-style ``token_counter`` counts.
 
 Caches change speed, never the answer.  ``select_messages`` uses ``dsgc_fast.select``'s
@@ -38,7 +38,7 @@ and the last selection's report.  A call whose list extends that list reuses the
 other list (a message removed, replaced, redacted or edited, a replay, a dynamic system
 prompt) starts the thread's cache afresh, so nothing a thread's list no longer holds stays in
 what ``ThreadMemory`` keeps after the thread's next call.  Token counts are cached by text
-digest (``dsgc_fast.token_counts``), never by text.
+digest (``dsgc_fast.memory.token_counts``), never by text.
 """
 
 from __future__ import annotations
@@ -64,10 +64,10 @@ from langchain_core.prompt_values import PromptValue
 from dsgc_ref.contract import PARAM_NAMES, DsgcTypeError, DsgcValueError, Params, check_budget, is_integer_scalar
 
 from .._text_caches import forget_texts
-from ..compaction import check_over_budget
-from ..explain import CompactionReport
-from ..history import SelectCache, Selection
-from ..token_counts import TokenCounter, token_counter
+from ..memory.compaction import check_over_budget
+from ..memory.explain import CompactionReport
+from ..memory.history import SelectCache, Selection
+from ..memory.token_counts import TokenCounter, token_counter
 from ._annotations import checked_annotation
 from ._select import DEFAULT_OVER_BUDGET, select_history
 
@@ -342,7 +342,7 @@ def select_messages(
         messages); a binding table and a cut tool result cost what it counts for a
         ``HumanMessage`` of their text.
     tokenizer : optional
-        dsgc's token counting (``dsgc_fast.token_counts.token_counter`` takes it; default
+        dsgc's token counting (``dsgc_fast.memory.token_counts.token_counter`` takes it; default
         o200k_base with the ``tokens`` extra, else the approximate counter), each message with
         its chat framing.  Not with ``token_counter``.
     strategy : {"dsgc", "last"}

@@ -63,10 +63,10 @@ from agents.run_config import CallModelData, ModelInputData
 
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError, check_budget
 
-from ..compaction import BINDING_TABLE_KIND, check_over_budget
-from ..messages import ANNOTATION_KEY, add_messages
-from ..store import MemoryStore
-from ..token_counts import token_counter
+from ..memory.compaction import BINDING_TABLE_KIND, check_over_budget
+from ..memory.messages import ANNOTATION_KEY, add_messages
+from ..memory.store import MemoryStore
+from ..memory.token_counts import token_counter
 from ._annotations import checked_annotation
 from ._select import DEFAULT_OVER_BUDGET, select_history
 
@@ -336,7 +336,7 @@ class InputFilter:
         Tokens the items sent may cost (each chat message with its framing; the agent's
         instructions are not counted).
     tokenizer : optional
-        As ``dsgc_fast.token_counts.token_counter`` takes it.
+        As ``dsgc_fast.memory.token_counts.token_counter`` takes it.
     annotate : callable, optional
         ``item -> {"binds": ..., "uses": ..., "pinned": ...} | None``.
     on_over_budget : {"truncate", "roots_only", "raise"}

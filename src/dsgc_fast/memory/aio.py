@@ -87,7 +87,7 @@ class AsyncMemoryStore:
     async def close(self) -> None:
         await _in_thread(self.store.close)
 
-    # -- chat messages (``dsgc_fast.messages``) -------------------------------------------
+    # -- chat messages (``dsgc_fast.memory.messages``) -------------------------------------------
     async def add_messages(self, messages: Iterable[Mapping[str, Any]], *, embeddings: Any = None) -> list[str]:
         return await _in_thread(_messages.add_messages, self.store, list(messages), embeddings=embeddings)
 

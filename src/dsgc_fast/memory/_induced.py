@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from ..induction import IncrementalInducer
 from ._growable import Growable
 from .archive import Block
-from .induction import IncrementalInducer
 
 #: the meta key marking a block added with ``induce=True``
 INDUCED_KEY = "induced"

@@ -60,22 +60,23 @@ from dsgc_ref.contract import (
     listing,
 )
 
-from . import _validate, token_counts
-from ._archive_access import database_error
-from ._chat_facts import CALL_PREFIX, RESULT_PREFIX, ChatFacts
-from ._deferred import deferred
+from .. import _validate
+from .._deferred import deferred
+from .._text_caches import forget_texts
+from ..encoders import check_unicode, encode_function
+from ..graph import DependencyGraph
+from ..pins import ReferentIndex, closure
+from ..stages import similarity_rows
+from . import token_counts
+from ._access import database_error
 from ._growable import Growable as _Growable
 from ._induced import INDUCED_KEY, InducedEdges, is_induced
 from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
-from ._text_caches import forget_texts
 from .archive import EMBEDDING_DTYPES, Archive, ArchivedBlock, Block, DeletedBlock
+from .chat import CALL_PREFIX, RESULT_PREFIX, ChatFacts
 from .compaction import Truncation, decide, table_block
 from .digest_blocks import BlockDigests, digested_block, whole_block
-from .encoders import check_unicode, encode_function
 from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_report
-from .graph import DependencyGraph
-from .pins import ReferentIndex, closure
-from .stages import similarity_rows
 from .token_counts import TokenCounter, Tokenizer
 
 graph_kernels = deferred("dsgc_fast.kernels.graph_kernels")
@@ -133,7 +134,7 @@ class SearchHit:
 
 def default_encoder() -> Encoder:
     """The offline, deterministic lexical hashing encoder of the paper."""
-    from .encoders import LexicalEncoder
+    from ..encoders import LexicalEncoder
 
     return LexicalEncoder()
 
@@ -144,7 +145,7 @@ class MemoryStore:
     ``encoder`` embeds texts: a name (``"lexical"``, ``"sentence"``), an object with
     ``encode(list[str]) -> (n, d)`` or such a callable (default: the lexical hashing encoder);
     ``tokenizer`` counts a block's cost in model tokens: anything
-    ``dsgc_fast.token_counts.token_counter`` accepts (a name such as ``"o200k_base"``,
+    ``dsgc_fast.memory.token_counts.token_counter`` accepts (a name such as ``"o200k_base"``,
     ``"approx"`` or ``"whitespace"``, a tokenizer object, a callable ``str -> int``; default
     ``token_counts.default_tokenizer()``); a block added from a chat message costs what the
     chat API charges for the message, framing included (``token_counts.block_tokens``).
@@ -393,7 +394,7 @@ class MemoryStore:
         (default: the tokenizer's count of ``text``); ``pinned``: a live root at every compaction;
         ``meta``: JSON-serializable data kept with the block (the key ``"induced"`` is
         reserved); ``induce``: also give the block the edges induction finds to earlier
-        induced blocks (``dsgc_fast._induced``; a chat message in ``meta["message"]`` is read
+        induced blocks (``dsgc_fast.memory._induced``; a chat message in ``meta["message"]`` is read
         as one), kept apart from ``depends_on``: ``induced_edges()``.
 
         If the block uses a referent whose live binder (the newest block binding it) is
@@ -472,14 +473,14 @@ class MemoryStore:
         return block, vector, missing
 
     def _induce(self, block: Block) -> None:
-        """Run the store's inducer on ``block``, the newest (``dsgc_fast._induced``)."""
+        """Run the store's inducer on ``block``, the newest (``dsgc_fast.memory._induced``)."""
         self._induced.observe(block.seq, block, {self._slot_of[d] for d in block.depends_on})
 
     @_serialized
     def induced_edges(self) -> list[tuple[str, str]]:
         """The induced edges in force, ``(dependent id, prerequisite id)``, oldest dependent first.
 
-        Kept apart from the blocks' declared ``depends_on`` (``dsgc_fast._induced``);
+        Kept apart from the blocks' declared ``depends_on`` (``dsgc_fast.memory._induced``);
         compaction uses both.
         """
         return [(self._ids[j], self._ids[i]) for j, i in self._induced.pairs()]
@@ -709,12 +710,12 @@ class MemoryStore:
             Ids of further live roots (the pinned blocks are live roots always).
         ages : mapping of str to int, optional
             Working ages of active blocks (id -> u >= 1; others 0), read by the agent
-            policy only (``dsgc_fast.messages.working_ages`` computes them for chat sessions).
+            policy only (``dsgc_fast.memory.messages.working_ages`` computes them for chat sessions).
         mode : {"exact", "fast"}
             As in ``dsgc_fast.retain``.
         on_over_budget : {"raise", "roots_only", "truncate"}
             What happens when even the live roots and the bindings they need exceed the
-            budget (``dsgc_fast.compaction``): raise ``ReferentEvictionError`` (and change
+            budget (``dsgc_fast.memory.compaction``): raise ``ReferentEvictionError`` (and change
             nothing), keep the roots alone, or cut the largest tool results among the roots
             until they fit.  A cut block keeps its cut text, message and cost; its original
             content and cost stay in ``meta["truncated"]``.

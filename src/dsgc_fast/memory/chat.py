@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ._deferred import deferred
+from .._deferred import deferred
 from ._growable import Growable
 
 chat_kernels = deferred("dsgc_fast.kernels.chat")

@@ -45,7 +45,7 @@ import numpy as np
 
 from dsgc_ref.contract import DsgcRuntimeError, DsgcValueError
 
-from ._archive_access import (
+from ._access import (
     MEMDB_SPILL,
     WriterLock,
     access_error,

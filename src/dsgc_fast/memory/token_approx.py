@@ -61,7 +61,7 @@ from typing import Any
 
 from dsgc_ref.contract import DsgcTypeError
 
-from ._text_caches import text_memo
+from .._text_caches import text_memo
 
 # -- fitted tables (token_approx_tables.json, written by tools/fit_token_approx.py) ----------
 TABLES_FILE = "token_approx_tables.json"

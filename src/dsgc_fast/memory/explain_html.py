@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsgc_ref.contract import Reason
 
-from ._terminal import printable
+from .._terminal import printable
 
 if TYPE_CHECKING:
     from .explain import CompactionReport, Decision

@@ -34,18 +34,18 @@ import numpy as np
 
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError, ParamOverrides, Params, check_budget, is_integer_scalar
 
-from . import _validate
+from .. import _validate
+from .._text_caches import on_forget
+from ..encoders import CachedEncoder, LexicalEncoder
+from ..graph import DependencyGraph
+from ..pins import ReferentIndex
 from ._growable import Growable as _Growable
 from ._induced import InducedEdges
-from ._text_caches import on_forget
 from .archive import DEFAULT_WIDTH, Block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .digest_blocks import BlockDigest, block_digest, digested_block
-from .encoders import CachedEncoder, LexicalEncoder
 from .explain import BlockRoles, CompactionReport, build_report
-from .graph import DependencyGraph
 from .messages import ChatUnits, SessionError, _Planner, chat_messages
-from .pins import ReferentIndex
 from .store import (
     AGENT_PARAMS,
     _Referents,
@@ -276,7 +276,7 @@ def select(
     on_over_budget : {"raise", "roots_only", "truncate"}
         When even the live roots and the bindings they need exceed the budget:
         ``ReferentEvictionError``, the roots alone, or the roots with their largest tool
-        results cut (``dsgc_fast.compaction``).
+        results cut (``dsgc_fast.memory.compaction``).
     cache : SelectCache, optional
         Rows and parsed histories to reuse (default ``default_cache(encoder)``).
     digests : bool

@@ -50,10 +50,10 @@ import numpy as np
 
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError
 
-from . import _validate
-from ._chat_facts import CALL_PREFIX, RESULT_PREFIX
+from .. import _validate
 from ._nesting import NotCanonical, canonical_copy, check_nesting
 from .archive import Block, copied_json
+from .chat import CALL_PREFIX, RESULT_PREFIX
 from .compaction import BINDING_TABLE_KIND
 from .explain import CompactionReport
 from .store import MemoryStore, token_counter_of
@@ -170,7 +170,7 @@ class _Planner:
     Sequence rule (what ``check_messages`` enforces on the output): while an assistant
     message's tool calls wait for results, only tool messages answering them may come next.
     A message's cost is ``block_tokens`` of it under ``counter`` (unless annotated).  Without
-    a store the records are a whole history of their own (``dsgc_fast.history``).
+    a store the records are a whole history of their own (``dsgc_fast.memory.history``).
     """
 
     def __init__(self, counter: TokenCounter, store: MemoryStore | None = None, induce: bool = True) -> None:
@@ -631,7 +631,7 @@ class ChatUnits:
     Units: an assistant message with tool calls and its tool results form one; every other
     block is one on its own, numbered in order.  ``working_ages`` and ``live_roots`` (the
     module functions, which build one of these over a block list) are read from it; it
-    grows in O(1) per block, so a history that only grows (``dsgc_fast.history``) pays
+    grows in O(1) per block, so a history that only grows (``dsgc_fast.memory.history``) pays
     per call only for what the answer depends on.
     """
 

@@ -37,14 +37,14 @@ import numpy as np
 
 from dsgc_ref.contract import Reason
 
-from ._deferred import deferred
-from ._terminal import printable
+from .._deferred import deferred
+from .._terminal import printable
+from ..graph import DependencyGraph
+from ..pins import ReferentIndex
+from ..result import Retention
 from .archive import Block
 from .digest_blocks import BlockDigest
 from .explain_html import render
-from .graph import DependencyGraph
-from .pins import ReferentIndex
-from .result import Retention
 
 closure_kernels = deferred("dsgc_fast.kernels.closure")
 

@@ -72,8 +72,8 @@ from typing import Any
 
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar
 
-from ._text_caches import text_memo
-from .induction.json_values import MAX_VALUE_CHARS, Leaf, leaf_value
+from .._text_caches import text_memo
+from ..induction.json_values import MAX_VALUE_CHARS, Leaf, leaf_value
 
 #: longest string kept whole (longer ones are reduced to their value words)
 MAX_CHARS = 100

@@ -107,7 +107,7 @@ from typing import Any
 
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar, whitespace_cost
 
-from ._extras import install_hint
+from .._extras import install_hint
 from .token_approx import approx_tokens
 
 #: tiktoken encodings counted offline

@@ -72,17 +72,17 @@ import numpy as np
 
 from dsgc_ref.contract import BindingTable, DsgcValueError, Form, Params, Reason, ReferentEvictionError
 
-from ._chat_facts import CALL_PREFIX, RESULT_PREFIX
-from ._deferred import deferred
+from .._deferred import deferred
+from ..digest_selection import select_forms
+from ..engine import retain_built
+from ..graph import DependencyGraph
+from ..pins import ReferentIndex, binding_table, closure, render_table
+from ..result import Retention
+from ..stages import REASON_CODES, score_rule
 from .archive import Block
+from .chat import CALL_PREFIX, RESULT_PREFIX
 from .digest_blocks import BlockDigest
-from .digest_selection import select_forms
-from .engine import retain_built
 from .explain import BindingTableBlock
-from .graph import DependencyGraph
-from .pins import ReferentIndex, binding_table, closure, render_table
-from .result import Retention
-from .stages import REASON_CODES, score_rule
 from .token_counts import TokenCounter, block_tokens
 
 #: ``meta["kind"]`` of a binding-table block
@@ -93,8 +93,8 @@ OVER_BUDGET: tuple[str, ...] = ("raise", "roots_only", "truncate")
 #: ``(message, text)`` of each tool result among the given root indices
 ToolResults = Callable[[np.ndarray], Mapping[int, tuple[Mapping[str, Any], str]]]
 
-#: the package's loggers are named ``dsgc.<module>`` (``dsgc_fast.compaction`` -> ``dsgc.compaction``)
-log = logging.getLogger(__name__.replace("dsgc_fast", "dsgc", 1))
+#: the package's loggers are named ``dsgc.<topic>`` (this one: ``dsgc.compaction``)
+log = logging.getLogger("dsgc.compaction")
 selection_kernels = deferred("dsgc_fast.kernels.selection")
 
 

@@ -1,0 +1,28 @@
+"""The agent-memory wing of dsgc_fast: chat histories and stores on top of the engine.
+
+The engine (``dsgc_fast.engine``, ``stages``, ``graph``, ``pins``, ``kernels``) decides over
+arrays; this package turns an agent's messages into blocks and back, and never the reverse:
+no engine module imports from here (``tests/test_layering.py``).
+
+``block``
+    the block model and its checks (``Block``, ``ArchivedBlock``, ``DeletedBlock``).
+``chat``
+    the chat rules, once: roles, tool units, turn boundaries, live roots, working ages.
+``token_counts``, ``token_approx``
+    a block's cost in model tokens, framing included.
+``compaction``
+    one compaction decision (``decide``) over the blocks' arrays, shared by the store and ``select``.
+``digest``, ``digest_blocks``
+    value-level retention: a tool result's digest and its cost.
+``explain``, ``explain_html``
+    what a decision kept and why (``CompactionReport``).
+``messages``
+    chat messages <-> blocks for a ``MemoryStore``.
+``history``
+    ``select``: the stateless decision over a history the caller owns.
+``store``, ``archive``, ``aio``
+    ``MemoryStore`` (an agent-owned, archived history), its SQLite archive and the asyncio facade.
+
+Public names are re-exported by ``dsgc_fast``; ``dsgc_fast.memory.messages`` and
+``dsgc_fast.memory.token_counts`` are public modules too.
+"""
