@@ -10,6 +10,7 @@ import dsgc_fast
 from dsgc_bench.peer import first_fit, peer_graph, peer_retain
 from dsgc_bench.synthetic import make_ragged, make_store
 from dsgc_fast.kernels.selection import select
+from dsgc_fast.stages import SELECTION_CODES
 
 
 @pytest.mark.parametrize("n", [20, 1_000, 5_000])
@@ -30,7 +31,17 @@ def test_peer_first_fit_is_the_greedy_walk(seed):
         ranking = rng.permutation(n)
         budget = int(rng.integers(0, costs.sum() + 2))
         mask = np.zeros(n, dtype=np.bool_)
-        select(ranking, costs, budget, False, np.zeros(n, np.int8), np.int8(5), np.int8(6), mask, np.empty(n, np.int8))
+        select(
+            ranking,
+            costs,
+            budget,
+            SELECTION_CODES["first_fit"],
+            np.zeros(n, np.int8),
+            np.int8(5),
+            np.int8(6),
+            mask,
+            np.empty(n, np.int8),
+        )
         assert np.array_equal(first_fit(ranking, costs, budget), mask)
 
 

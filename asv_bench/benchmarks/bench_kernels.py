@@ -15,6 +15,7 @@ from dsgc_fast.kernels.scoring import WEIGHTED
 from dsgc_fast.pins import closure
 from dsgc_fast.stages import (
     REASON_CODES,
+    SELECTION_CODES,
     check_finite,
     mixture,
     pick,
@@ -91,7 +92,7 @@ class Selection(_Scored):
             None,
             self.costs,
             self.budget,
-            False,
+            SELECTION_CODES["first_fit"],
             self.kept,
             np.int8(Reason.SKIPPED_NO_FIT),
             np.int8(Reason.EVICTED_CUTOFF),
@@ -107,7 +108,7 @@ class Selection(_Scored):
             self.ranking,
             self.costs,
             self.budget,
-            False,
+            SELECTION_CODES["first_fit"],
             self.kept,
             np.int8(Reason.SKIPPED_NO_FIT),
             np.int8(Reason.EVICTED_CUTOFF),
@@ -172,7 +173,7 @@ class StageThreads(_Scored):
 
     def time_select_budgeted(self, n, threads):
         selection_kernels.select_budgeted(
-            self.one_hop_scores, None, self.costs, self.budget, False, self.one_hop_kept,
+            self.one_hop_scores, None, self.costs, self.budget, SELECTION_CODES["first_fit"], self.one_hop_kept,
             np.int8(Reason.SKIPPED_NO_FIT), np.int8(Reason.EVICTED_CUTOFF), row_parts(n),
             np.zeros(n, dtype=np.bool_), np.empty(n, dtype=np.int8),
         )  # fmt: skip

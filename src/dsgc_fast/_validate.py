@@ -8,7 +8,7 @@ read, or copied when their dtype or layout must change.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,21 @@ _INDEX_LIMIT = INT64_MAX // 4
 EMBEDDING_DTYPES = (np.float16, np.float32, np.float64)
 #: dtype kinds of real numbers: signed and unsigned integers, floats
 _REAL_KINDS = "iuf"
+
+
+def text_list(value: Any) -> list[str]:
+    """``value`` (any iterable of str: list, tuple, generator, array of str) as a list of str.
+
+    A bare ``str`` or ``bytes``, a non-iterable, or an item that is not a str is a TypeError
+    naming ``texts``.
+    """
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise DsgcTypeError(f"texts must be a sequence of str, got {type(value).__name__}")
+    out = list(value)
+    for k, t in enumerate(out):
+        if not isinstance(t, str):
+            raise DsgcTypeError(f"texts[{k}] must be a str, got {type(t).__name__}")
+    return out
 
 
 def numeric_array(name: str, value: Any) -> np.ndarray:

@@ -34,6 +34,7 @@ import numpy as np
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError
 
 from ._extras import install_hint
+from ._validate import text_list
 
 LEXICAL_DIM = 256
 SENTENCE_DIM = 384
@@ -50,16 +51,6 @@ class Encoder(Protocol):
     dim: int
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-def _check_texts(texts: Any) -> list[str]:
-    if isinstance(texts, str):
-        raise DsgcTypeError("texts must be a sequence of strings, not a single string")
-    out = list(texts)
-    for k, t in enumerate(out):
-        if not isinstance(t, str):
-            raise DsgcTypeError(f"texts[{k}] must be a str, got {type(t).__name__}")
-    return out
 
 
 def check_unicode(name: str, text: str) -> str:
@@ -110,7 +101,7 @@ class LexicalEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), 256) float64, each row the normalized signed bucket counts."""
-        texts = _check_texts(texts)
+        texts = text_list(texts)
         cells: list[int] = []  # row * LEXICAL_DIM + bucket of each token
         signs: list[int] = []
         for row, text in enumerate(texts):
@@ -176,7 +167,7 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), 384) float64 unit rows; texts must be valid Unicode (the tokenizer takes UTF-8)."""
-        texts = _check_texts(texts)
+        texts = text_list(texts)
         for k, text in enumerate(texts):
             check_unicode(f"texts[{k}]", text)
         if not texts:
@@ -302,7 +293,7 @@ class CachedEncoder:
 
     def prepare(self, texts: Iterable[str]) -> None:
         """Encode, in one call to the wrapped encoder, the texts not seen before."""
-        new = self.missing(_check_texts(texts))
+        new = self.missing(text_list(texts))
         if new:
             started = time.perf_counter()
             rows = self._checked(self._encode(new), len(new))
@@ -330,7 +321,7 @@ class CachedEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float64, encoding only texts not seen before."""
-        texts = _check_texts(texts)
+        texts = text_list(texts)
         if self.max_texts is not None and len(dict.fromkeys(texts)) > self.max_texts:
             self.encoded += len(texts)  # more distinct texts than the memo holds: encode them as they are
             return self._checked(self._encode(texts), len(texts))

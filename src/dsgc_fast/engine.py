@@ -236,7 +236,7 @@ def _fused_path(
     outcome, used, count = pipeline.retain_small(
         stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, budget, _validate.cost_limit(n),
         p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
-        p.selection == "prefix", mode == "fast", stages.REASON_CODES, out, positions, mask, reasons,
+        stages.SELECTION_CODES[p.selection], mode == "fast", stages.REASON_CODES, out, positions, mask, reasons,
     )  # fmt: skip
     if outcome == pipeline.UNCHECKED:
         return None
@@ -261,9 +261,10 @@ def _fused_pinned_path(
     positions = np.empty((3, n), dtype=np.int64)
     (pinned_mask, mask), (keep_reason, reasons), (ranking, kept, pinned) = flags, codes, positions
     rule = stages.score_rule(p.policy, age is not None)
+    selection = stages.SELECTION_CODES[p.selection]
     used, count, n_pinned, finite = pipeline.retain_pinned_small(
         stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, budget,
-        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, rule, p.selection == "prefix", mode == "fast",
+        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, rule, selection, mode == "fast",
         stages.REASON_CODES, PIN_CODES, cost if age is None else age, p.recency_decay, p.working_weight,
         roots, index.need_indptr, index.need_blocks, out, keep_reason, pinned_mask, mask, reasons, ranking, kept, pinned,
     )  # fmt: skip
@@ -291,7 +292,7 @@ def _ranked_path(
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
     used = selection_kernels.select_budgeted(
-        scored.scores, seq, cost, min(budget, total_cost), p.selection == "prefix", scored.keep_reason,
+        scored.scores, seq, cost, min(budget, total_cost), stages.SELECTION_CODES[p.selection], scored.keep_reason,
         np.int8(Reason.SKIPPED_NO_FIT), np.int8(Reason.EVICTED_CUTOFF), stages.row_parts(n), mask, reasons,
     )  # fmt: skip
     return _result(scored, mask, reasons, used, budget, p, seq)
@@ -327,7 +328,7 @@ def _escalated_walk(
     plan = escalate(index, cost, pinned_mask, roots, budget, cost_fn)
     mask[:] = plan.preset
     used = closure_kernels.select_pinned(
-        ranking, cost, min(budget, total_cost + plan.reserved), p.selection == "prefix", keep_reason,
+        ranking, cost, min(budget, total_cost + plan.reserved), stages.SELECTION_CODES[p.selection], keep_reason,
         stages.REASON_CODES, PIN_CODES, plan.reserved, plan.excluded, index.need_indptr, index.need_blocks,
         pinned_mask, mask, reasons,
     )  # fmt: skip

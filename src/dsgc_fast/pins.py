@@ -26,6 +26,7 @@ from dsgc_ref.contract import (
     check_referent_lists,
     is_integer_scalar,
     referent_block_count,
+    render_table,
     whitespace_cost,
 )
 
@@ -282,20 +283,6 @@ def binding_table(
     refs = refs[replaced[binder[refs]]]
     entries = [(index.names[x], index.values[x], int(binder[x])) for x in refs.tolist()]
     return render_table(entries, cost_fn)
-
-
-def render_table(entries: Sequence[tuple[Hashable, Any, Any]], cost_fn: Callable[[str], int]) -> BindingTable:
-    """Sort ``(referent, value, source)`` entries by source, then referent text, and render them.
-
-    One line per entry, ``"<referent>: <value> (block <source>)"``; the cost is
-    ``cost_fn(text)``, 0 for no entries.
-    """
-    rows = tuple(sorted(entries, key=lambda e: (e[2], str(e[0]))))
-    text = "\n".join(f"{x}: {v} (block {b})" for x, v, b in rows)
-    cost = cost_fn(text) if rows else 0
-    if not is_integer_scalar(cost) or int(cost) < 0:
-        raise DsgcValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
-    return BindingTable(rows, text, int(cost))
 
 
 @dataclass(frozen=True)

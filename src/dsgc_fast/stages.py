@@ -54,6 +54,10 @@ REASON_CODES = np.array(
     dtype=np.int8,
 )
 
+#: ``Params.selection`` -> the code the walk kernels read (``kernels.selection.stops``): the
+#: registry line of a selection rule, one per name of ``dsgc_ref.contract.SELECTIONS``
+SELECTION_CODES: dict[str, int] = {"first_fit": 0, "prefix": 1}
+
 #: ``retain(mode=...)``: "exact" (bit-identical to dsgc_ref) or "fast" (fast-math dot products)
 MODES = ("exact", "fast")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, TypedDict
@@ -254,39 +254,34 @@ def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hasha
     ``uses[i]`` is a collection of hashable referent names and ``binds[i]`` a mapping
     referent -> value; either may be None (nothing), and so may each entry.
     """
-    if uses is None:
-        use_lists: list[list[Hashable]] = [[] for _ in range(n)]
-    else:
-        uses = list(uses)
-        if len(uses) != n:
-            raise DsgcValueError(f"uses has {len(uses)} entries, expected {n} (one per block)")
-        use_lists = []
-        for i, u in enumerate(uses):
-            if u is None:
-                use_lists.append([])
-                continue
-            if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
-                raise DsgcTypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
-            items = list(u)
-            for x in items:
-                if not isinstance(x, Hashable):
-                    raise DsgcTypeError(f"uses[{i}] holds an unhashable referent {x!r}")
-            use_lists.append(items)
-    if binds is None:
-        bind_maps: list[dict[Hashable, Any]] = [{} for _ in range(n)]
-    else:
-        binds = list(binds)
-        if len(binds) != n:
-            raise DsgcValueError(f"binds has {len(binds)} entries, expected {n} (one per block)")
-        bind_maps = []
-        for i, b in enumerate(binds):
-            if b is None:
-                bind_maps.append({})
-            elif isinstance(b, Mapping):
-                bind_maps.append(dict(b))
-            else:
-                raise DsgcTypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
+    use_lists: list[list[Hashable]] = []
+    for i, u in enumerate(_per_block("uses", uses, n)):
+        if u is None:
+            use_lists.append([])
+            continue
+        if isinstance(u, (str, bytes)) or not isinstance(u, Iterable):
+            raise DsgcTypeError(f"uses[{i}] must be a collection of referent names, got {type(u).__name__}")
+        items = list(u)
+        for x in items:
+            if not isinstance(x, Hashable):
+                raise DsgcTypeError(f"uses[{i}] holds an unhashable referent {x!r}")
+        use_lists.append(items)
+    bind_maps: list[dict[Hashable, Any]] = []
+    for i, b in enumerate(_per_block("binds", binds, n)):
+        if b is not None and not isinstance(b, Mapping):
+            raise DsgcTypeError(f"binds[{i}] must be a mapping referent -> value or None, got {type(b).__name__}")
+        bind_maps.append({} if b is None else dict(b))
     return use_lists, bind_maps
+
+
+def _per_block(name: str, value: Any, n: int) -> list[Any]:
+    """``value`` as a list of one entry per block (all None when ``value`` is None)."""
+    if value is None:
+        return [None] * n
+    items = list(value)
+    if len(items) != n:
+        raise DsgcValueError(f"{name} has {len(items)} entries, expected {n} (one per block)")
+    return items
 
 
 def referent_block_count(uses: Any, binds: Any) -> int:
@@ -470,3 +465,18 @@ class BindingTable:
             raise DsgcTypeError(f"BindingTable.text must be a str, got {type(self.text).__name__}")
         if not is_integer_scalar(self.cost) or self.cost < 0:
             raise DsgcValueError(f"BindingTable.cost must be a non-negative integer, got {self.cost!r}")
+
+
+def render_table(entries: Iterable[tuple[Hashable, Any, Any]], cost_fn: Callable[[str], int]) -> BindingTable:
+    """Sort ``(referent, value, source)`` entries by source, then referent text, and render them.
+
+    One line per entry, ``"<referent>: <value> (block <source>)"``; the cost is
+    ``cost_fn(text)``, 0 for no entries.  The table's format, shared by dsgc_ref and dsgc_fast
+    (which entries the table holds, each computes on its own).
+    """
+    rows = tuple(sorted(entries, key=lambda e: (e[2], str(e[0]))))
+    text = "\n".join(f"{x}: {v} (block {b})" for x, v, b in rows)
+    cost = cost_fn(text) if rows else 0
+    if not is_integer_scalar(cost) or int(cost) < 0:
+        raise DsgcValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
+    return BindingTable(rows, text, int(cost))

@@ -22,6 +22,7 @@ from .contract import (
     check_referent_lists,
     is_integer_scalar,
     referent_block_count,
+    render_table,
 )
 
 
@@ -142,16 +143,6 @@ def escalate(
     for i in pinned:
         excluded[i] = i not in root_set
     return list(roots), excluded, table
-
-
-def render_table(entries: Iterable[tuple[Hashable, Any, int]], cost_fn: Callable[[str], int]) -> BindingTable:
-    """Sort ``(referent, value, source_block)`` entries and render them as a ``BindingTable``."""
-    rows = tuple(sorted(entries, key=lambda e: (e[2], str(e[0]))))
-    text = "\n".join(f"{x}: {v} (block {b})" for x, v, b in rows)
-    cost = cost_fn(text) if rows else 0
-    if not is_integer_scalar(cost) or int(cost) < 0:
-        raise DsgcValueError(f"cost_fn(binding table text) must be a non-negative integer, got {cost!r}")
-    return BindingTable(rows, text, int(cost))
 
 
 def orphans(

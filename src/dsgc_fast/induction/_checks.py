@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar
-
-
-def texts(value: Any) -> list[str]:
-    """A list of block texts; a bare string or a non-str item is a TypeError."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise DsgcTypeError(f"texts must be a sequence of str, got {type(value).__name__}")
-    out = list(value)
-    for i, t in enumerate(out):
-        if not isinstance(t, str):
-            raise DsgcTypeError(f"texts[{i}] must be str, got {type(t).__name__}")
-    return out
 
 
 def positive_int(name: str, value: Any) -> int:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import _validate
 from . import _checks
 from .tokens import CANDIDATE_PATTERN, identifier_key
 
@@ -106,7 +107,7 @@ def induce_edges(texts: Sequence[str], *, timestamps: Any = None, max_fanout: in
 
     Returns an (E, 2) int64 array of ``(dependent, prerequisite)`` rows, sorted.
     """
-    blocks = _checks.texts(texts)
+    blocks = _validate.text_list(texts)
     rank = _checks.time_rank(timestamps, len(blocks))
     cap = _checks.positive_int("max_fanout", max_fanout)
     matrix, _ = mention_matrix(blocks)

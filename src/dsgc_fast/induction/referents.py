@@ -52,6 +52,7 @@ from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
+from .. import _validate
 from . import _checks
 from .mentions import Mention, Prose
 from .tokens import FUNCTION_WORDS, iter_identifiers, shape, split_named
@@ -303,7 +304,7 @@ def induce_referents(
 
     ``timestamps`` orders the blocks as in ``induce_edges`` (default: block order).
     """
-    blocks = _checks.texts(texts)
+    blocks = _validate.text_list(texts)
     rank = _checks.time_rank(timestamps, len(blocks))
     tracker = ReferentTracker(window)
     binds: list[dict[str, str] | None] = [None] * len(blocks)

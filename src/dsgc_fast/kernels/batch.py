@@ -19,7 +19,7 @@ from .pipeline import retain_store
 
 def _retain_stores_impl(
     embs, queries, query_of, offsets, costs, dependent, prerequisite, edge_offsets, budgets,
-    tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
+    tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes,
     sim, rel, pi, scores, ranking, mask, reasons, used,
 ):  # fmt: skip
     """``retain_store`` on every store; ``ranking[lo:hi]`` holds local indices, ``used[s]`` the cost kept."""
@@ -34,7 +34,7 @@ def _retain_stores_impl(
         indptr, indices = build_csr(hi - lo, prerequisite[e_lo:e_hi], dependent[e_lo:e_hi])
         used[s] = retain_store(
             embs[lo:hi], queries[query_of[s]], costs[lo:hi], indptr, indices, budgets[s],
-            tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
+            tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes,
             sim[lo:hi], rel[lo:hi], pi[lo:hi], scores[lo:hi], ranking[lo:hi], mask[lo:hi], reasons[lo:hi],
         )  # fmt: skip
 

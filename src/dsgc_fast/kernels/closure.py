@@ -10,6 +10,7 @@ import numba
 import numpy as np
 
 from .._config import JIT
+from .selection import verdict
 
 
 @numba.njit(**JIT)
@@ -64,7 +65,7 @@ def select_units(
     ranking,
     costs,
     budget,
-    prefix,
+    selection,
     kept_reason,
     skipped_code,
     cutoff_code,
@@ -81,7 +82,8 @@ def select_units(
     Blocks already in ``mask`` (pinned) are charged first with ``reserved`` tokens (the
     binding table); ``excluded`` blocks (tabled) are neither candidates nor entered by a
     closure.  A unit's search stops as soon as its cost exceeds what is left, so a failing
-    candidate costs at most the blocks that fit.  Returns the cost kept.
+    candidate costs at most the blocks that fit.  ``selection.verdict`` ends each candidate
+    (the selection rule).  Returns the cost kept.
     """
     n = ranking.shape[0]
     used = reserved
@@ -123,17 +125,13 @@ def select_units(
             for k in range(size):
                 mask[unit[k]] = True
                 reasons[unit[k]] = closure_code
-            reasons[i] = kept_reason[i]
-        else:
-            reasons[i] = skipped_code
-            if prefix:
-                stopped = True
+        stopped = verdict(i, fits, selection, kept_reason, skipped_code, reasons)
     return used
 
 
 @numba.njit(**JIT)
 def select_pinned(
-    ranking, costs, budget, prefix, kept_reason, codes, pin_codes, reserved, excluded, need_indptr, need_blocks,
+    ranking, costs, budget, selection, kept_reason, codes, pin_codes, reserved, excluded, need_indptr, need_blocks,
     pinned, mask, reasons,
 ):  # fmt: skip
     """``select_units`` from the preset ``mask``, then the reason of every ``pinned`` block: pinned if kept, else tabled.
@@ -143,7 +141,7 @@ def select_pinned(
     capped at the total cost plus ``reserved``.  Returns the cost kept.
     """
     used = select_units(
-        ranking, costs, budget, prefix, kept_reason, codes[3], codes[4], pin_codes[0], reserved, excluded,
+        ranking, costs, budget, selection, kept_reason, codes[3], codes[4], pin_codes[0], reserved, excluded,
         need_indptr, need_blocks, mask, reasons,
     )  # fmt: skip
     for i in range(pinned.shape[0]):

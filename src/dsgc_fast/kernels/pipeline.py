@@ -54,7 +54,7 @@ def score_store(
 @numba.njit(**JIT)
 def retain_store(
     embs, q, costs, dep_indptr, dep_indices, budget,
-    tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
+    tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes,
     sim, rel, pi, scores, ranking, mask, reasons,
 ):  # fmt: skip
     """Score, rank and select one store into the given output arrays; returns the cost kept.
@@ -75,7 +75,7 @@ def retain_store(
         pi, sim, rel, pi, scores, kept,
     )  # fmt: skip
     ranking[:] = rank(scores, np.arange(n))
-    return select(ranking, costs, budget, prefix, kept, codes[3], codes[4], mask, reasons)
+    return select(ranking, costs, budget, selection, kept, codes[3], codes[4], mask, reasons)
 
 
 #: ``retain_small`` outcomes: done; a similarity is not finite; the query or the costs are out of range
@@ -85,7 +85,7 @@ DONE, NOT_FINITE, UNCHECKED = 0, 1, 2
 @numba.njit(**JIT)
 def retain_small(
     embs, q, costs, dep_indptr, dep_indices, budget, cost_limit,
-    tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
+    tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes,
     out, positions, mask, reasons,
 ):  # fmt: skip
     """``retain_store`` for one call from Python, with the checks of values and the glue around it.
@@ -103,7 +103,7 @@ def retain_small(
         return UNCHECKED, 0, 0
     used = retain_store(
         embs, q, costs, dep_indptr, dep_indices, min(budget, total),
-        tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes,
+        tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes,
         out[0], out[1], out[2], out[3], positions[0], mask, reasons,
     )  # fmt: skip
     count = mask_positions(mask, 0, mask.shape[0], positions[1], 0)
@@ -113,7 +113,7 @@ def retain_small(
 @numba.njit(**JIT)
 def retain_pinned_small(
     embs, q, costs, dep_indptr, dep_indices, budget,
-    tau, lambda_pi, density_exponent, hops, decay, rule, prefix, fast, codes, pin_codes,
+    tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes, pin_codes,
     ages, gamma, kappa, roots, need_indptr, need_blocks,
     out, kept_reason, pinned, mask, reasons, ranking, kept, pinned_list,
 ):  # fmt: skip
@@ -157,7 +157,7 @@ def retain_pinned_small(
         return -1, 0, n_pinned, finite
     mask[:] = pinned
     used = select_pinned(
-        ranking, costs, min(budget, total), prefix, kept_reason, codes, pin_codes, 0, np.zeros(n, dtype=np.bool_),
+        ranking, costs, min(budget, total), selection, kept_reason, codes, pin_codes, 0, np.zeros(n, dtype=np.bool_),
         need_indptr, need_blocks, pinned, mask, reasons,
     )  # fmt: skip
     return used, mask_positions(mask, 0, n, kept, 0), n_pinned, finite

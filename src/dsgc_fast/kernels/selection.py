@@ -73,14 +73,42 @@ def rank(scores, order):
     return out
 
 
+#: the code of ``"prefix"`` in ``stages.SELECTION_CODES`` (the one rule that stops the walk)
+PREFIX = 1
+
+
 @numba.njit(**JIT)
-def select(ranking, costs, budget, prefix, kept_reason, skipped_code, cutoff_code, mask, reasons):
+def stops(selection):
+    """Whether the walk stops at the first candidate that does not fit: the selection rule.
+
+    ``selection`` is a ``stages.SELECTION_CODES`` code: first_fit skips the candidate and goes
+    on, prefix stops there (every later candidate is cut off).
+    """
+    return selection == PREFIX
+
+
+@numba.njit(**JIT)
+def verdict(i, fits, selection, kept_reason, skipped_code, reasons):
+    """The walk's tail for candidate ``i`` (its unit already charged and marked if it ``fits``).
+
+    reasons_i = kept_reason_i if it fits, else ``skipped_code``; returns whether the walk stops
+    here (``stops(selection)`` and it does not fit).  Shared by ``select`` and
+    ``closure.select_units``.
+    """
+    if fits:
+        reasons[i] = kept_reason[i]
+        return False
+    reasons[i] = skipped_code
+    return stops(selection)
+
+
+@numba.njit(**JIT)
+def select(ranking, costs, budget, selection, kept_reason, skipped_code, cutoff_code, mask, reasons):
     """Walk ``ranking``; keep a block if used + c_i <= budget.
 
     ``mask`` may arrive with blocks already kept (pinned, charged before the walk); they
-    are passed over.  first_fit (``prefix`` False) skips a block that does not fit and
-    continues; prefix stops there and marks the rest with ``cutoff_code``.  Returns the
-    cost kept.
+    are passed over.  A block that does not fit is skipped; ``verdict`` says whether the walk
+    stops there (prefix), marking the rest with ``cutoff_code``.  Returns the cost kept.
     """
     used = 0
     n = ranking.shape[0]
@@ -94,14 +122,12 @@ def select(ranking, costs, budget, prefix, kept_reason, skipped_code, cutoff_cod
             continue
         if stopped:
             reasons[i] = cutoff_code
-        elif used + costs[i] <= budget:
+            continue
+        fits = used + costs[i] <= budget
+        if fits:
             used += costs[i]
             mask[i] = True
-            reasons[i] = kept_reason[i]
-        else:
-            reasons[i] = skipped_code
-            if prefix:
-                stopped = True
+        stopped = verdict(i, fits, selection, kept_reason, skipped_code, reasons)
     return used
 
 
@@ -222,6 +248,21 @@ def _sides(score, cost, rem, prefix, threshold, floor):
 
 
 @numba.njit(**JIT)
+def _route(i, score, block_cost, rem, prefix, threshold, floor, cand, c, band, w):
+    """Block i (with its score and cost) written to cand[c] and to the band's three arrays at
+    w; only the position of the side it belongs to (``_sides``) advances.  Returns (new c,
+    the cost it adds to cand, new w).  Writing to the band at w never overtakes a block still
+    to be read (w never passes the position read)."""
+    above, inside = _sides(score, block_cost, rem, prefix, threshold, floor)
+    act, band_scores, band_costs = band
+    cand[np.uint64(c)] = i
+    act[np.uint64(w)] = i
+    band_scores[np.uint64(w)] = score
+    band_costs[np.uint64(w)] = block_cost
+    return c + np.int64(above), block_cost * np.int64(above), w + np.int64(inside)
+
+
+@numba.njit(**JIT)
 def _split_range(scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand, c, band, w):
     """The first round's pass over ``src[lo:hi]`` (None: blocks lo..hi-1), in tie order:
     eligible blocks at or above ``threshold`` are appended to ``cand`` from position ``c``,
@@ -235,22 +276,14 @@ def _split_range(scores, costs, src, lo, hi, rem, prefix, threshold, floor, cand
     block cost about twice as much.  Writes stay within cand[c:hi - lo + c] and the band's
     [w:...].  Indices are unsigned, which spares Numba's negative-index wraparound.
     """
-    act, band_scores, band_costs = band
     cost = 0
     cheapest = costs[_at(src, lo)]
     for a in range(np.uint64(lo), np.uint64(hi)):
         i = _at(src, a)
         u = np.uint64(i)
-        score = scores[u]
         block_cost = costs[u]
-        above, inside = _sides(score, block_cost, rem, prefix, threshold, floor)
-        cand[np.uint64(c)] = i
-        act[np.uint64(w)] = i
-        band_scores[np.uint64(w)] = score
-        band_costs[np.uint64(w)] = block_cost
-        c += np.int64(above)
-        w += np.int64(inside)
-        cost += block_cost * np.int64(above)
+        c, added, w = _route(i, scores[u], block_cost, rem, prefix, threshold, floor, cand, c, band, w)
+        cost += added
         cheapest = min(cheapest, block_cost)
     return c, cost, w, cheapest
 
@@ -336,22 +369,18 @@ def _split_band(band, band_scores, band_costs, m, rem, prefix, threshold, cand):
     w = 0
     cost = 0
     for a in range(np.uint64(m)):
-        i = band[a]
-        score = band_scores[a]
-        block_cost = band_costs[a]
-        above, stays = _sides(score, block_cost, rem, prefix, threshold, -np.inf)
-        cand[np.uint64(c)] = i
-        band[np.uint64(w)] = i
-        band_scores[np.uint64(w)] = score
-        band_costs[np.uint64(w)] = block_cost
-        c += np.int64(above)
-        w += np.int64(stays)
-        cost += block_cost * np.int64(above)
+        c, added, w = _route(
+            band[a], band_scores[a], band_costs[a], rem, prefix, threshold, -np.inf, cand, c,
+            (band, band_scores, band_costs), w,
+        )  # fmt: skip
+        cost += added
     return c, cost, w
 
 
 @numba.njit(**JIT)
-def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_code, cutoff_code, parts, mask, reasons):
+def select_budgeted(
+    scores, order, costs, budget, selection, kept_reason, skipped_code, cutoff_code, parts, mask, reasons
+):
     """``select(rank(scores, order), ...)`` on an all-False ``mask``, without ranking every block.
 
     ``order`` None is the input order (nothing to read).  ``parts`` > 1 runs the first
@@ -382,6 +411,7 @@ def select_budgeted(scores, order, costs, budget, prefix, kept_reason, skipped_c
     rounds the remainder is ranked whole.  prefix stops at the first block that does not
     fit; the blocks not yet walked stay "cut off".  Returns the cost kept.
     """
+    prefix = stops(selection)
     n = scores.shape[0]
     act = np.empty(n, dtype=np.int64)  # the band: remaining blocks above the parking floor, in tie order
     band_scores, band_costs = np.empty(n, dtype=np.float64), np.empty(n, dtype=np.int64)  # beside it
