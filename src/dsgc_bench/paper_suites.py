@@ -87,71 +87,43 @@ class GridSuite(HasFamily):
         return read_json(out / f"summary-{self.stem}.json")
 
 
-MAIN = GridSuite(
-    name="main",
-    title="Main suite (paper Tables 1-3)",
-    intro=sections.INTROS["main"],
-    keys=("encoder", "template", "method"),
-    conditions=grid.main_grid,
-    analyze=analysis.analyze_main,
-    section=sections.render_main,
-    appendix=sections.calibration_parts,
-    scenarios=PAPER,
-)
-LAMBDA = GridSuite(
-    name="lambda",
-    title="Propagation weight lambda_pi (paper Table 4)",
-    intro=sections.INTROS["lambda"],
-    keys=("encoder", "template", "method", "lambda_pi"),
-    conditions=grid.lambda_grid,
-    analyze=analysis.analyze_lambda,
-    section=sections.render_lambda,
-    scenarios=PAPER,
-)
-BUDGET = GridSuite(
-    name="budget",
-    title="Budget pressure and the recency baseline (paper Table 5)",
-    intro=sections.INTROS["budget"],
-    keys=("encoder", "template", "method", "multiplier"),
-    conditions=grid.budget_grid,
-    analyze=analysis.analyze_budget,
-    section=sections.render_budget,
-    scenarios=PAPER,
-)
-SCALING = GridSuite(
-    name="scaling",
-    title="Context scaling (paper Table 6 and beyond)",
-    intro=sections.INTROS["scaling"],
-    keys=("encoder", "template", "method", "total_blocks"),
-    conditions=grid.scaling_grid,
-    analyze=analysis.analyze_scaling,
-    section=sections.render_scaling,
-    scenarios=PAPER,
-)
-KHOP = GridSuite(
-    name="khop",
-    title="k-hop propagation: the paper's falsifiable hypothesis",
-    intro=sections.INTROS["khop"],
-    keys=("encoder", "template", "method", "total_blocks"),
-    conditions=grid.khop_grid,
-    analyze=analysis.analyze_khop,
-    section=sections.render_khop,
-)
-GRAPH_NOISE = GridSuite(
-    name="graph-noise",
-    title="Imperfect dependency graphs",
-    intro=sections.INTROS["graph-noise"],
-    keys=("encoder", "template", "method", "noise", "noise_rate"),
-    conditions=grid.graph_noise_grid,
-    analyze=analysis.analyze_graph_noise,
-    section=sections.render_graph_noise,
-)
-HONEYPOT = GridSuite(
-    name="honeypot",
-    title="Honeypot strength",
-    intro=sections.INTROS["honeypot"],
-    keys=("encoder", "template", "method", "honeypot"),
-    conditions=grid.honeypot_grid,
-    analyze=analysis.analyze_honeypot,
-    section=sections.render_honeypot,
-)
+def _grid_suite(
+    name: str,
+    title: str,
+    keys: tuple[str, ...],
+    grid_of: Callable[[Sequence[str], str], list[Condition]],
+    analyze: Callable[[Sequence[Record], Sequence[Cell]], tuple[dict, list]],
+    section: Callable[[Summary, Path], list[str]],
+    scenarios: str = NEUTRAL,
+    appendix: Callable[[str], Sequence[str]] = lambda family: (),
+) -> GridSuite:
+    """A grid suite whose cells group by encoder, template, method and ``keys``; its intro is
+    ``sections.INTROS[name]``."""
+    return GridSuite(
+        name, title, sections.INTROS[name], ("encoder", "template", "method", *keys), grid_of, analyze, section,
+        appendix, scenarios,
+    )  # fmt: skip
+
+
+#: the suites by (name, title, keys beyond encoder/template/method, grid, analysis, section, family)
+MAIN = _grid_suite(
+    "main", "Main suite (paper Tables 1-3)", (), grid.main_grid, analysis.analyze_main, sections.render_main, PAPER,
+    sections.calibration_parts,
+)  # fmt: skip
+LAMBDA, BUDGET, SCALING, KHOP, GRAPH_NOISE, HONEYPOT = (
+    _grid_suite(*row)
+    for row in (
+        ("lambda", "Propagation weight lambda_pi (paper Table 4)", ("lambda_pi",), grid.lambda_grid,
+         analysis.analyze_lambda, sections.render_lambda, PAPER),
+        ("budget", "Budget pressure and the recency baseline (paper Table 5)", ("multiplier",), grid.budget_grid,
+         analysis.analyze_budget, sections.render_budget, PAPER),
+        ("scaling", "Context scaling (paper Table 6 and beyond)", ("total_blocks",), grid.scaling_grid,
+         analysis.analyze_scaling, sections.render_scaling, PAPER),
+        ("khop", "k-hop propagation: the paper's falsifiable hypothesis", ("total_blocks",), grid.khop_grid,
+         analysis.analyze_khop, sections.render_khop),
+        ("graph-noise", "Imperfect dependency graphs", ("noise", "noise_rate"), grid.graph_noise_grid,
+         analysis.analyze_graph_noise, sections.render_graph_noise),
+        ("honeypot", "Honeypot strength", ("honeypot",), grid.honeypot_grid, analysis.analyze_honeypot,
+         sections.render_honeypot),
+    )
+)  # fmt: skip

@@ -43,6 +43,16 @@ def _image(out: Path, path: Path, alt: str) -> str:
     return f"![{alt}]({path.relative_to(out).as_posix()})"
 
 
+#: the context-size axis of the scaling and k-hop figures
+_BLOCKS_AXIS: dict[str, Any] = {"x": "total_blocks", "xlabel": "total blocks", "logx": True}
+
+
+def _curve(out: Path, s: Summary, cells: Sequence[Cell], name: str, alt: str, **lines: Any) -> str:
+    """The image line of a ``plots.lines`` figure of ``cells`` saved as ``_plot(out, s, name)``;
+    ``lines`` are its keywords (``x``, ``title``, ``xlabel``, ...; ``series`` "method" unless given)."""
+    return _image(out, plots.lines(cells, path=_plot(out, s, name), **{"series": "method", **lines}), alt)
+
+
 def render_main(s: Summary, out: Path) -> list[str]:
     cells, a = s["cells"], s["analysis"]
     parts = ["### Table 1: regime-level full-chain retention (ours beside the paper)"]
@@ -201,17 +211,15 @@ def render_lambda(s: Summary, out: Path) -> list[str]:
             lambda m, v: paper.TABLE4.get((m["encoder"], m["template"], v)),
         ),
         "Similarity-only for reference: " + "; ".join(f"{c['encoder']} {c['template']} {_ms(c)}" for c in sim) + ".",
-        _image(
+        _curve(
             out,
-            plots.lines(
-                dsgc,
-                x="lambda_pi",
-                series="method",
-                path=_plot(out, s, "lambda"),
-                title="DSGC retention vs lambda_pi",
-                xlabel="lambda_pi",
-            ),
+            s,
+            dsgc,
+            "lambda",
             "lambda sweep",
+            x="lambda_pi",
+            title="DSGC retention vs lambda_pi",
+            xlabel="lambda_pi",
         ),
     ]
 
@@ -233,17 +241,15 @@ def render_budget(s: Summary, out: Path) -> list[str]:
         "Recency (sliding window) at M = 2, pooled over templates: "
         + "; ".join(f"{enc} {_pooled([c for c in recency if c['encoder'] == enc]):.2f}" for enc in _encoders(s))
         + f" (paper, lexical: {paper.RECENCY_ALL_TEMPLATES:.2f}).",
-        _image(
+        _curve(
             out,
-            plots.lines(
-                cells,
-                x="multiplier",
-                series="method",
-                path=_plot(out, s, "budget"),
-                title="Retention vs budget multiplier M",
-                xlabel="budget multiplier M",
-            ),
+            s,
+            cells,
+            "budget",
             "budget curve",
+            x="multiplier",
+            title="Retention vs budget multiplier M",
+            xlabel="budget multiplier M",
         ),
     ]
 
@@ -260,19 +266,7 @@ def render_scaling(s: Summary, out: Path) -> list[str]:
         ),
         "Failing runs by class:",
         _class_table(s["analysis"]["class_counts"], ("encoder", "method", "total_blocks")),
-        _image(
-            out,
-            plots.lines(
-                cells,
-                x="total_blocks",
-                series="method",
-                path=_plot(out, s, "scaling"),
-                title="Retention vs context size",
-                xlabel="total blocks",
-                logx=True,
-            ),
-            "context scaling",
-        ),
+        _curve(out, s, cells, "scaling", "context scaling", title="Retention vs context size", **_BLOCKS_AXIS),
     ]
 
 
@@ -297,19 +291,7 @@ def render_khop(s: Summary, out: Path) -> list[str]:
         table(["encoder", "template", "blocks", "method", "one-hop failures", "recovered", "new failures"], rows)
         if rows
         else "_No failing runs at any hop count._",
-        _image(
-            out,
-            plots.lines(
-                cells,
-                x="total_blocks",
-                series="method",
-                path=_plot(out, s, "khop"),
-                title="k-hop propagation vs context size",
-                xlabel="total blocks",
-                logx=True,
-            ),
-            "k-hop",
-        ),
+        _curve(out, s, cells, "khop", "k-hop", title="k-hop propagation vs context size", **_BLOCKS_AXIS),
     ]
 
 
@@ -339,17 +321,16 @@ def render_graph_noise(s: Summary, out: Path) -> list[str]:
             ["encoder", "template", "noise", *(f"rate {r:g}" for r in rates)],
             [(*key, *(v.get(r, 0) for r in rates)) for key, v in lifted.items()],
         ),
-        _image(
+        _curve(
             out,
-            plots.lines(
-                curve,
-                x="noise_rate",
-                series="noise",
-                path=_plot(out, s, "graph-noise"),
-                title="DSGC retention vs edge noise",
-                xlabel="noise rate (fraction of |E|)",
-            ),
+            s,
+            curve,
+            "graph-noise",
             "graph noise",
+            x="noise_rate",
+            series="noise",
+            title="DSGC retention vs edge noise",
+            xlabel="noise rate (fraction of |E|)",
         ),
     ]
 
@@ -372,17 +353,15 @@ def render_honeypot(s: Summary, out: Path) -> list[str]:
         table(["encoder", "template", *strengths], rows),
         "Failing runs by class:",
         _class_table(s["analysis"]["class_counts"], ("encoder", "method", "honeypot")),
-        _image(
+        _curve(
             out,
-            plots.lines(
-                [{**c, "strength": ("easy", "medium", "hard").index(c["honeypot"])} for c in cells],
-                x="strength",
-                series="method",
-                path=_plot(out, s, "honeypot"),
-                title="Retention vs honeypot strength",
-                xlabel="honeypot strength (0 easy, 1 medium, 2 hard)",
-            ),
+            s,
+            [{**c, "strength": ("easy", "medium", "hard").index(c["honeypot"])} for c in cells],
+            "honeypot",
             "honeypot strength",
+            x="strength",
+            title="Retention vs honeypot strength",
+            xlabel="honeypot strength (0 easy, 1 medium, 2 hard)",
         ),
     ]
 
