@@ -24,7 +24,7 @@ import dsgc_fast
 from dsgc_bench.synthetic import make_store
 from dsgc_bench.timing import SETTLE
 from dsgc_fast.kernels import selection
-from dsgc_fast.stages import mixture, row_parts, similarity_rows, weighted_one_hop
+from dsgc_fast.stages import SELECTION_CODES, mixture, row_parts, similarity_rows, weighted_one_hop
 
 
 def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
@@ -56,7 +56,17 @@ def stage_times(n: int, d: int, rounds: int) -> dict[str, tuple[float, float]]:
         timed(
             "budgeted walk",
             lambda scores=scores, kept=kept, mask=mask, reasons=reasons: selection.select_budgeted(
-                scores, None, s.costs, s.budget, False, kept, np.int8(5), np.int8(6), parts, mask, reasons
+                scores,
+                None,
+                s.costs,
+                s.budget,
+                SELECTION_CODES["first_fit"],
+                kept,
+                np.int8(5),
+                np.int8(6),
+                parts,
+                mask,
+                reasons,
             ),
         )
         del a, r, support, scores, kept, mask, reasons  # freed, as ``retain`` frees its own: no page faults
