@@ -249,10 +249,10 @@ def _sides(score, cost, rem, prefix, threshold, floor):
 
 @numba.njit(**JIT)
 def _route(i, score, block_cost, rem, prefix, threshold, floor, cand, c, band, w):
-    """Block i (with its score and cost) written to cand[c] and to the band's three arrays at
-    w; only the position of the side it belongs to (``_sides``) advances.  Returns (new c,
-    the cost it adds to cand, new w).  Writing to the band at w never overtakes a block still
-    to be read (w never passes the position read)."""
+    """One step of a pass (``_split_range``, ``_split_band``): block i, with its score and
+    cost, written to cand[c] and to the band's three arrays at w; only the position of the
+    side it belongs to (``_sides``) advances.  Returns (new c, the cost it adds to cand, new w).
+    ``_split_band`` reads and writes the same band: w never passes the position it reads."""
     above, inside = _sides(score, block_cost, rem, prefix, threshold, floor)
     act, band_scores, band_costs = band
     cand[np.uint64(c)] = i
