@@ -254,7 +254,8 @@ class MentionReader:
 
     def _prose(self, piece: Prose, out: BlockMentions, *, in_json: bool = False) -> None:
         """Read one piece of prose; ``in_json``: a string of a payload (word codes left out)."""
-        reading = prose_reading(piece.text, in_json)
+        text = piece.text
+        reading = prose_reading(text, in_json)
         out.prose.append(piece)
         schema = self.schema_keys
         found = [
@@ -263,39 +264,45 @@ class MentionReader:
             if key not in schema
         ]
         out.holds.update(reading.holds)
-        if not self.value_keys.isdisjoint(reading.holds):  # "known" mentions
+        if not self.value_keys.isdisjoint(reading.holds):  # "known" mentions: the words' spans are needed
             spans = {m.start for m in found}
-            for start, word, key in reading.words:
+            for match, key in zip(_WORD.finditer(text), reading.keys):
+                start = match.start()
                 if key in self.value_keys and start not in spans:
+                    word = match.group().rstrip(".@-")
                     found.append(Mention(key, word, "known", None, piece, start, start + len(word)))
             found.sort(key=lambda m: m.start)  # the identifiers come in text order already
         out.mentions.extend(found)
-        out.holds.update(dict.fromkeys(m.key for m in found))
+        for m in found:
+            out.holds[m.key] = None
 
 
 class Reading(NamedTuple):
     """What a piece of prose holds whatever was read before it (``prose_reading``).
 
     ``identifiers``: ``(key, surface, start, end)`` of its ``tokens`` identifiers, in text
-    order (word codes left out in a JSON string); ``words``: ``(start, word, key)`` of every
-    prose word (trailing ``. @ -`` stripped) with its ``word_key``; ``holds``: the distinct
-    word keys in order of first occurrence.
+    order (word codes left out in a JSON string); ``keys``: the ``word_key`` of each prose
+    word, in order; ``holds``: the distinct ones, in order of first occurrence.
     """
 
     identifiers: tuple[tuple[str, str, int, int], ...]
-    words: tuple[tuple[int, str, str], ...]
+    keys: tuple[str, ...]
     holds: dict[str, None]
+
+
+@text_memo
+@lru_cache(maxsize=1 << 16)
+def _raw_word_key(word: str) -> str:
+    """``word_key`` of a ``_WORD`` match (trailing ``. @ -`` stripped)."""
+    return word_key(word.rstrip(".@-"))
 
 
 def _read_prose(text: str, in_json: bool) -> Reading:
     identifiers = tuple(
         found for found in iter_identifiers(text) if not (in_json and json_values.is_word_code(found[1]))
     )
-    words = []
-    for match in _WORD.finditer(text):
-        word = match.group().rstrip(".@-")
-        words.append((match.start(), word, word_key(word)))
-    return Reading(identifiers, tuple(words), dict.fromkeys(key for _, _, key in words))
+    keys = tuple(map(_raw_word_key, _WORD.findall(text)))
+    return Reading(identifiers, keys, dict.fromkeys(keys))
 
 
 _memo_prose = text_memo(lru_cache(maxsize=1 << 14)(_read_prose))
