@@ -103,10 +103,12 @@ def _value_after(text: str, end: int, operators) -> str | None:
     those words are read, never the rest of the text.  A value starting with a function
     word binds nothing (``RT-114: the ...``).
     """
-    found = next(((m, limit) for operator, limit in operators if (m := operator.match(text, end)) is not None), None)
-    if found is None:
+    for operator, limit in operators:
+        m = operator.match(text, end)
+        if m is not None:
+            break
+    else:
         return None
-    m, limit = found
     words = []
     for match in islice(_WORD_RE.finditer(text, m.end()), limit):
         word = match.group()
