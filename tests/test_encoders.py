@@ -217,3 +217,12 @@ def test_sentence_encoder_loads_offline_and_embeds(monkeypatch):
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-12)
     assert got[0] @ got[1] > got[0] @ got[2] + 0.3
     assert np.array_equal(enc.encode(texts), got)  # same batch, same bits
+
+
+def test_a_bounded_memo_keeps_the_texts_of_the_call_it_fills():
+    """Filling the memo past ``max_texts`` evicts texts of other calls, never one this call reads."""
+    cached = CachedEncoder(LexicalEncoder(), max_texts=2)
+    cached.encode(["alpha", "beta"])
+    rows = cached.encode(["alpha", "gamma"])  # gamma's row evicts beta, the least recently used
+    np.testing.assert_array_equal(rows, LexicalEncoder().encode(["alpha", "gamma"]))
+    assert cached.missing(["alpha", "beta", "gamma"]) == ["beta"]

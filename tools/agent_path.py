@@ -12,7 +12,10 @@ a human message, the how-to guide's tiktoken counter).  Best of ``--rounds`` rou
 contenders interleaved round by round:
 
 import          ``import dsgc_fast.integrations.langchain`` beside ``import langchain_core.messages``,
-                each in a fresh process (the import alone, not the interpreter's start);
+                each in a fresh process (the import alone, not the interpreter's start), with
+                the modules' bytecode cached as an install leaves it (the children write
+                ``__pycache__`` even where ``PYTHONDONTWRITEBYTECODE`` is set: without it every
+                import compiles dsgc's sources again, while site-packages hold compiled ones);
 first call      in a fresh process, after the imports, the session's conversion to LangChain
                 messages and the o200k_base encoding's load (the tiktoken counter needs it built),
                 the first ``select_messages`` beside the first ``trim_messages``; Numba's on-disk
@@ -46,7 +49,8 @@ def _fmt(seconds: float) -> str:
 def fresh(name: str) -> float:
     """Seconds of ``FRESH[name]``'s statement in a new interpreter (this one's ``sys.path`` and environment)."""
     code = fresh_code(*FRESH[name])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode kept, as installed
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
     if out.returncode:
         raise RuntimeError(f"{name}: the child process failed\n{out.stderr}")
@@ -83,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    fresh("first select_messages")  # Numba's on-disk cache made warm (and the OS's file cache)
+    fresh("first select_messages")  # Numba's on-disk cache and the bytecode made warm (and the OS's file cache)
     times = dict.fromkeys(FRESH, float("inf"))
     for _ in range(args.rounds):
         for name in FRESH:

@@ -104,10 +104,12 @@ class LexicalEncoder:
         texts = text_list(texts)
         cells: list[int] = []  # row * LEXICAL_DIM + bucket of each token
         signs: list[int] = []
+        slots = self._slots
         for row, text in enumerate(texts):
+            start = row * LEXICAL_DIM
             for token in tokenize(text):
-                bucket, sign = self._slot(token)
-                cells.append(row * LEXICAL_DIM + bucket)
+                bucket, sign = slots.get(token) or self._slot(token)
+                cells.append(start + bucket)
                 signs.append(sign)
         # sums of +-1 are exact in float64 in any order: the counts a per-token loop would make
         sums = np.bincount(np.array(cells, dtype=np.int64), np.array(signs, dtype=np.float64), len(texts) * LEXICAL_DIM)
@@ -325,13 +327,18 @@ class CachedEncoder:
         if self.max_texts is not None and len(dict.fromkeys(texts)) > self.max_texts:
             self.encoded += len(texts)  # more distinct texts than the memo holds: encode them as they are
             return self._checked(self._encode(texts), len(texts))
+        rows = self._rows
+        if self.max_texts is not None:  # the call's known texts are the most recent: filling the memo keeps them
+            for text in texts:
+                if text in rows:
+                    rows.move_to_end(text)
         self.prepare(texts)
-        out = np.empty((len(texts), self.dim or 0), dtype=np.float64)
-        for k, text in enumerate(texts):
-            out[k] = self._rows[text]
-            if self.max_texts is not None:
-                self._rows.move_to_end(text)
-        return out
+        if not texts:
+            return np.empty((0, self.dim or 0), dtype=np.float64)
+        if self.max_texts is not None:
+            for text in texts:
+                rows.move_to_end(text)
+        return np.stack([rows[text] for text in texts])
 
     def save(self) -> None:
         """Write the memo to ``path`` (if any and if anything new was encoded)."""

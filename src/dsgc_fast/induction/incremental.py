@@ -131,20 +131,11 @@ class IncrementalInducer:
         keys = found.keys()
         rests: dict[Pair, set[str]] = {}  # every edge of the block -> the keys it rests on
         retracted: set[Pair] = set()
-        for key in sorted(keys):
-            introducer = self._introducer.get(key)
-            if introducer is None:
-                self._introducer[key] = j
-                continue
-            dependents = self._dependents.setdefault(key, []) if message is None else None
-            if dependents is None:
-                continue
-            if len(dependents) < self.max_fanout:
-                dependents.append(j)
-                self._support[(j, introducer)] = self._support.get((j, introducer), 0) + 1
-                rests.setdefault((j, introducer), set()).add(key)
-            else:
-                retracted.update(self._retract_hub(key, introducer))
+        if message is None:
+            self._introduce(j, keys, rests, retracted)
+        else:  # a chat message introduces keys, and gets no introducer edges
+            for key in keys:
+                self._introducer.setdefault(key, j)
         fixed = self._trace.observe(j, block, found)
         binds, uses, described = self._referents.observe_mentions(found.prose, found.mentions)
         if not self.pin_referents:
@@ -185,6 +176,24 @@ class IncrementalInducer:
             for key in sorted(described)
             if key in self._newest and (horizon is None or self._newest[key] < horizon)
         ]
+
+    def _introduce(self, j: int, keys: set[str], rests: dict[Pair, set[str]], retracted: set[Pair]) -> None:
+        """Plain block ``j``'s introducer edges, into ``rests`` with their keys; the edges of
+        keys turning into hubs, into ``retracted``."""
+        for key in sorted(keys):
+            introducer = self._introducer.get(key)
+            if introducer is None:
+                self._introducer[key] = j
+                continue
+            dependents = self._dependents.setdefault(key, [])
+            if dependents is None:
+                continue
+            if len(dependents) < self.max_fanout:
+                dependents.append(j)
+                self._support[(j, introducer)] = self._support.get((j, introducer), 0) + 1
+                rests.setdefault((j, introducer), set()).add(key)
+            else:
+                retracted.update(self._retract_hub(key, introducer))
 
     def _retract_hub(self, key: str, introducer: int) -> list[Pair]:
         gone = []

@@ -226,8 +226,19 @@ def _valid_unicode(s: str) -> bool:
 
 
 def leaf_value(leaf: Leaf) -> Value | None:
-    """The value a leaf names by the value rules (module docstring), or None."""
+    """The value a leaf names by the value rules (module docstring), or None.
+
+    Memoized by ``(value, key, stem)`` for numbers and strings of at most ``MAX_VALUE_CHARS``
+    characters (keys and values recur across tool results: a status, a date, an id).
+    """
     x, key, noun = leaf
+    kind = type(x)
+    if (kind is str and len(x) <= MAX_VALUE_CHARS) or kind is int or kind is float:
+        return _memo_value(x, key, noun)
+    return _value(x, key, noun)
+
+
+def _value(x: Any, key: str | None, noun: str | None) -> Value | None:
     if isinstance(x, bool) or x is None:
         return None
     if isinstance(x, (int, float)):
@@ -255,6 +266,10 @@ def leaf_value(leaf: Leaf) -> Value | None:
     if noun and _is_id_key(key) and _SHORT_ID.fullmatch(s):
         return Value(f"{noun}#{s.lower()}", s, noun)
     return None
+
+
+#: ``typed``: ``1``, ``1.0`` and ``True`` are equal keys but different leaves
+_memo_value = text_memo(lru_cache(maxsize=1 << 15, typed=True)(_value))
 
 
 def payload_values(value: Any, tool: str | None = None) -> list[tuple[Any, Value | None]]:

@@ -57,6 +57,8 @@ from .tokens import identifier_key, iter_identifiers, normal_key
 CHARS_PER_KEY = 256
 #: keys any block may offer, however short
 MIN_BLOCK_KEYS = 256
+#: longest prose piece whose reading is memoized (``prose_reading``)
+MEMO_CHARS = 512
 _WORD = re.compile(r"[^\W_][\w.@-]*")
 _CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
 
@@ -253,21 +255,64 @@ class MentionReader:
     def _prose(self, piece: Prose, out: BlockMentions, *, in_json: bool = False) -> None:
         """Read one piece of prose; ``in_json``: a string of a payload (word codes left out)."""
         text = piece.text
+        reading = prose_reading(text, in_json)
         out.prose.append(piece)
+        schema = self.schema_keys
         found = [
             Mention(key, surface, "prose", None, piece, start, end)
-            for key, surface, start, end in iter_identifiers(text)
-            if key not in self.schema_keys and not (in_json and json_values.is_word_code(surface))
+            for key, surface, start, end in reading.identifiers
+            if key not in schema
         ]
-        keys = [word_key(word.rstrip(".@-")) for word in _WORD.findall(text)]
-        out.holds.update(dict.fromkeys(keys))
-        if not self.value_keys.isdisjoint(keys):  # "known" mentions: the words' spans are needed
+        out.holds.update(reading.holds)
+        if not self.value_keys.isdisjoint(reading.holds):  # "known" mentions: the words' spans are needed
             spans = {m.start for m in found}
-            for match, key in zip(_WORD.finditer(text), keys):
+            for match, key in zip(_WORD.finditer(text), reading.keys):
                 start = match.start()
                 if key in self.value_keys and start not in spans:
                     word = match.group().rstrip(".@-")
                     found.append(Mention(key, word, "known", None, piece, start, start + len(word)))
             found.sort(key=lambda m: m.start)  # the identifiers come in text order already
         out.mentions.extend(found)
-        out.holds.update(dict.fromkeys(m.key for m in found))
+        for m in found:
+            out.holds[m.key] = None
+
+
+class Reading(NamedTuple):
+    """What a piece of prose holds whatever was read before it (``prose_reading``).
+
+    ``identifiers``: ``(key, surface, start, end)`` of its ``tokens`` identifiers, in text
+    order (word codes left out in a JSON string); ``keys``: the ``word_key`` of each prose
+    word, in order; ``holds``: the distinct ones, in order of first occurrence.
+    """
+
+    identifiers: tuple[tuple[str, str, int, int], ...]
+    keys: tuple[str, ...]
+    holds: dict[str, None]
+
+
+@text_memo
+@lru_cache(maxsize=1 << 16)
+def _raw_word_key(word: str) -> str:
+    """``word_key`` of a ``_WORD`` match (trailing ``. @ -`` stripped)."""
+    return word_key(word.rstrip(".@-"))
+
+
+def _read_prose(text: str, in_json: bool) -> Reading:
+    identifiers = tuple(
+        found for found in iter_identifiers(text) if not (in_json and json_values.is_word_code(found[1]))
+    )
+    keys = tuple(map(_raw_word_key, _WORD.findall(text)))
+    return Reading(identifiers, keys, dict.fromkeys(keys))
+
+
+_memo_prose = text_memo(lru_cache(maxsize=1 << 14)(_read_prose))
+
+
+def prose_reading(text: str, in_json: bool = False) -> Reading:
+    """The ``Reading`` of ``text``; ``in_json``: a string of a payload (word codes left out).
+
+    Memoized for pieces of at most ``MEMO_CHARS`` characters (JSON strings, short messages:
+    the same status, date or name recurs across tool results), so a repeated piece is read
+    once.  A ``Reading`` is shared between calls: never modify it.
+    """
+    return _memo_prose(text, in_json) if len(text) <= MEMO_CHARS else _read_prose(text, in_json)

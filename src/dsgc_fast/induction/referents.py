@@ -104,12 +104,18 @@ def _value_after(text: str, end: int, operators) -> str | None:
     those words are read, never the rest of the text.  A value starting with a function
     word binds nothing (``RT-114: the ...``).
     """
-    found = next(((m, limit) for operator, limit in operators if (m := operator.match(text, end)) is not None), None)
-    if found is None:
-        return None
-    m, limit = found
+    for operator, limit in operators:
+        m = operator.match(text, end)
+        if m is not None:
+            return _short_value(text, m.end(), limit)
+    return None
+
+
+def _short_value(text: str, start: int, limit: int) -> str | None:
+    """At most ``limit`` words of ``text`` from ``start``, up to the first punctuation mark
+    (``_value_after``); None if none, or if the first is a function word."""
     words = []
-    for match in islice(_WORD_RE.finditer(text, m.end()), limit):
+    for match in islice(_WORD_RE.finditer(text, start), limit):
         word = match.group()
         stripped = word.rstrip(".,;!?")
         if stripped:

@@ -317,6 +317,7 @@ def iter_identifiers(text: str) -> Iterator[tuple[str, str, int, int]]:
     if _MARK_RE.search(text) is None:
         return
     for m in CANDIDATE_RE.finditer(text):
-        key = identifier_key(m.group())
+        surface = m.group()
+        key = identifier_key(surface)
         if key is not None:
-            yield key, m.group(), m.start(), m.end()
+            yield key, surface, m.start(), m.end()

