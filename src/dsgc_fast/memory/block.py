@@ -76,7 +76,8 @@ class Block:
     def to_row(self, embedding: np.ndarray | None, width: np.dtype) -> tuple:
         """The block as a row of the ``active``/``archive`` tables, with ``embedding`` (default: its own).
 
-        The embedding is stored as the little-endian bytes of ``width`` (``Archive.width``).
+        The values are in ``schema.BLOCK_COLUMNS`` order; the embedding is stored as the
+        little-endian bytes of ``width`` (``Archive.width``).
         """
         return (
             self.seq,
