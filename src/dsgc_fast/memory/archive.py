@@ -85,10 +85,11 @@ class Archive:
     """The store's SQLite database (a file path, a ``file:`` URI or ``":memory:"``).
 
     Opening a file first reads it without writing: a file with several hard links, or a
-    database with anything but this module's schema, is refused (``ValueError``, the file
-    untouched).  Then it takes the writer lock (``ArchiveLockedError`` if another store
-    holds it) and makes an empty database an archive.  Writes outside ``transaction()``
-    commit immediately; inside it they commit together or not at all.
+    database with anything but a store's schema (``schema.check_schema``), is refused
+    (``ValueError``, the file untouched).  Then it takes the writer lock
+    (``ArchiveLockedError`` if another store holds it), makes an empty database an archive
+    and upgrades an older one (``upgrade``).  Writes outside ``transaction()`` commit
+    immediately; inside it they commit together or not at all.
     """
 
     def __init__(self, path: str | os.PathLike = ":memory:") -> None:
@@ -459,7 +460,7 @@ class Archive:
 
         The file is checked and copied in one read transaction (``open_snapshot`` opens it),
         so the schema checked is the schema copied; a file that is not a store, has another
-        schema version or holds schema objects this module does not create is refused
+        schema version or holds schema objects a store does not have is refused
         before anything is copied.
         """
         source_path = database_path(path)
