@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 from dsgc_fast.cli import main
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.memory._nesting import MAX_NESTING
+from dsgc_fast.memory.block import MAX_COST
 from dsgc_fast.memory.messages import SessionError, add_messages, add_records, check_messages, load_session, read_jsonl
-from dsgc_fast.memory.store import MAX_COST, MemoryStore
+from dsgc_fast.memory.store import MemoryStore
 
 from ._cases import examples
 from .test_messages import conversations

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import dsgc_ref
 from dsgc_fast.encoders import LexicalEncoder
-from dsgc_fast.memory.store import MAX_COST, MemoryStore
+from dsgc_fast.memory.block import MAX_COST
+from dsgc_fast.memory.store import MemoryStore
 
 from ._cases import examples
 from .test_fuzz_core import anything, weird_floats, weird_ints
@@ -231,6 +232,7 @@ def test_fuzz_store_load_and_open_damaged_files(saved, tmp_path_factory, how):
         ("UPDATE archive SET embedding = x'0000000000000000'", "embedding has d = "),
         ("DROP TABLE compactions", "no table"),
         ("DELETE FROM settings", "schema version None"),
+        ("DELETE FROM settings WHERE key = 'embedding_dtype'", "holds blocks but names no embedding_dtype"),
         ("UPDATE settings SET value = 'abc' WHERE key = 'schema_version'", "schema version abc"),
     ],
 )

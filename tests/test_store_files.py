@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from dsgc_fast import ArchiveLockedError
 from dsgc_fast.memory import _access as _archive_access
+from dsgc_fast.memory.schema import SCHEMA_VERSION, WIDTH_KEY, check_schema, migrate, schema_objects, schema_version
 from dsgc_fast.memory.store import MemoryStore
 
 from ._cases import examples
@@ -160,6 +161,96 @@ def test_a_store_written_by_the_first_schema_version_still_opens_and_loads(tmp_p
         store.close()
 
 
+#: the first schema version at which every archive that holds rows names their width
+WIDTH_RECORDED = 3
+
+
+def at_version(source: Path, path: Path, version: int) -> None:
+    """Write at ``path`` the database schema ``version`` would hold ``source``'s rows in.
+
+    The tables are those ``MIGRATIONS[:version]`` makes; every table of ``source`` that
+    exists at ``version`` is copied row for row, and the settings without the schema
+    version (and, before ``WIDTH_RECORDED``, without the width, which was float64 then).
+    """
+    conn = sqlite3.connect(path)
+    migrate(conn, 0, version)
+    conn.execute("ATTACH DATABASE ? AS source", (str(source),))
+    tables = [r[0] for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        if table != "settings":
+            conn.execute(f"INSERT INTO main.{table} SELECT * FROM source.{table}")
+    left_out = ["schema_version"] + ([WIDTH_KEY] if version < WIDTH_RECORDED else [])
+    conn.execute(
+        f"INSERT INTO main.settings SELECT * FROM source.settings WHERE key NOT IN ({', '.join('?' * len(left_out))})",
+        left_out,
+    )
+    conn.commit()
+    conn.execute("DETACH DATABASE source")
+    conn.close()
+
+
+def schema_of(path: Path) -> tuple[int | None, str | None, set[tuple]]:
+    """The schema version, width setting and schema objects of the database at ``path`` (checked)."""
+    conn = sqlite3.connect(path)
+    try:
+        check_schema(conn, str(path))
+        width = conn.execute("SELECT value FROM settings WHERE key = ?", (WIDTH_KEY,)).fetchone()
+        return schema_version(conn), None if width is None else width[0], schema_objects(conn)
+    finally:
+        conn.close()
+
+
+def compactions(path: Path) -> list[tuple]:
+    """The compaction log of the database at ``path``."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT * FROM compactions ORDER BY number").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_every_migration_from_every_version(tmp_path, version):
+    """A store written at every older schema version opens and loads with every block, log
+    entry and deletion it holds, its embeddings read in the width they were written in; the
+    archive opened is at the current version with exactly the current schema objects, and
+    goes on being written.  An empty database of that version gets the width asked for."""
+    # float64 rows: the only width before WIDTH_RECORDED
+    source = MemoryStore(encoder=encoder, archive=tmp_path / "fresh.db", embedding_dtype="float64")
+    for i in range(12):
+        source.add(f"turn {i} kyc", id=f"t{i}", embedding=np.full(D, i + 1.0), binds={"acct": f"a{i}"}, meta={"i": i})
+    source.compact(np.ones(D), budget=source.used // 3, live=["t11"])
+    if version >= 2:  # deletions arrived with version 2
+        source.delete(["t0", source.archived_ids()[1]])
+    want = block_states(source), source.archived(), source.deleted()
+    source.close()
+    current = schema_of(tmp_path / "fresh.db")
+    assert current[:2] == (SCHEMA_VERSION, "float64")
+
+    old = tmp_path / f"v{version}.db"
+    at_version(tmp_path / "fresh.db", old, version)
+    assert schema_of(old)[0] == version
+    with MemoryStore.load(old, encoder=encoder) as loaded:
+        assert (block_states(loaded), loaded.archived(), loaded.deleted()) == want
+        assert loaded.embedding_dtype == np.float64
+    assert schema_of(old)[0] == version  # load only reads the file
+    with MemoryStore(encoder=encoder, archive=old) as store:
+        assert (block_states(store), store.archived(), store.deleted()) == want
+        store.add("after the upgrade", id="new", depends_on=["t11"], embedding=np.ones(D))
+    assert schema_of(old) == current and compactions(old) == compactions(tmp_path / "fresh.db")
+    with MemoryStore(encoder=encoder, archive=old) as reopened:
+        assert reopened.get("new").depends_on == ("t11",) and reopened.embedding_dtype == np.float64
+
+    empty = tmp_path / f"empty-v{version}.db"
+    conn = sqlite3.connect(empty)
+    migrate(conn, 0, version)
+    conn.commit()
+    conn.close()
+    with MemoryStore(encoder=encoder, archive=empty, embedding_dtype="float16") as store:
+        assert store.embedding_dtype == np.float16 and store.total == 0
+    assert schema_of(empty)[:2] == (SCHEMA_VERSION, "float16")
+
+
 FOREIGN = {
     "trigger": "CREATE TRIGGER {name} {when} {event} ON {table} BEGIN DELETE FROM archive; END",
     "view": "CREATE VIEW {name} AS SELECT * FROM {table}",
@@ -191,7 +282,7 @@ def foreign_objects(draw) -> list[str]:
                 column=TABLES[table],
                 when=draw(st.sampled_from(["BEFORE", "AFTER"])),
                 event=draw(st.sampled_from(["INSERT", "DELETE", "UPDATE"])),
-                version=draw(st.sampled_from(["0", "1", "3", "2.0", " 2", "abc"])),
+                version=draw(st.sampled_from(["0", "1", str(SCHEMA_VERSION + 1), "2.0", " 2", "abc"])),
             )
         )
     return out

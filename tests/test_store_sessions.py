@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from dsgc_fast import MemoryStore
 from dsgc_fast.encoders import LexicalEncoder
 from dsgc_fast.memory.aio import AsyncMemoryStore
-from dsgc_fast.memory.archive import SCHEMA_VERSION
 from dsgc_fast.memory.messages import (
     SessionError,
     add_messages,
@@ -23,6 +22,7 @@ from dsgc_fast.memory.messages import (
     remove_messages,
     to_messages,
 )
+from dsgc_fast.memory.schema import SCHEMA_VERSION
 
 ENC = LexicalEncoder()
 

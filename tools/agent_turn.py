@@ -40,7 +40,7 @@ import numpy as np
 
 import dsgc_fast
 from dsgc_bench.agent_turn import AgentSession, CountingEncoder, chain_arrays, chain_store
-from dsgc_fast.memory import archive, messages, store
+from dsgc_fast.memory import block, messages, store
 from dsgc_fast.memory.messages import add_messages, compact_messages, message_text, to_messages
 
 
@@ -83,7 +83,7 @@ PARTS: list[tuple[str, str, Any, str]] = [
     ("add", "encode (table lookup)", store.MemoryStore, "_encode"),
     ("add", "induction", store.MemoryStore, "_induce"),
     ("add", "block checks", store, "checked_block"),
-    ("add", "rows (to_row)", archive.Block, "to_row"),
+    ("add", "rows (to_row)", block.Block, "to_row"),
     ("compact", "chat facts", store.ChatFacts, "ages"),
     ("compact", "turn roots", store.MemoryStore, "_turn_roots"),
     ("compact", "query", store.MemoryStore, "_query"),

@@ -5,7 +5,8 @@ arrays; this package turns an agent's messages into blocks and back, and never t
 no engine module imports from here (``tests/test_layering.py``).
 
 ``block``
-    the block model and its checks (``Block``, ``ArchivedBlock``, ``DeletedBlock``).
+    the block model and its checks (``Block``, ``ArchivedBlock``, ``DeletedBlock``,
+    ``checked_block``), with no database code.
 ``chat``
     the chat rules, once: roles, tool units, turn boundaries, live roots, working ages.
 ``token_counts``, ``token_approx``
@@ -20,8 +21,11 @@ no engine module imports from here (``tests/test_layering.py``).
     chat messages <-> blocks for a ``MemoryStore``.
 ``history``
     ``select``: the stateless decision over a history the caller owns.
+``schema``
+    the SQLite tables of an archive and ``MIGRATIONS``, the steps from every older version.
 ``store``, ``archive``, ``aio``
-    ``MemoryStore`` (an agent-owned, archived history), its SQLite archive and the asyncio facade.
+    ``MemoryStore`` (an agent-owned, archived history), its SQLite archive (connection,
+    transactions, row moves) and the asyncio facade.
 
 Public names are re-exported by ``dsgc_fast``; ``dsgc_fast.memory.messages`` and
 ``dsgc_fast.memory.token_counts`` are public modules too.

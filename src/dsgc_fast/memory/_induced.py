@@ -29,15 +29,7 @@ import numpy as np
 
 from ..induction import IncrementalInducer
 from ._growable import Growable
-from .archive import Block
-
-#: the meta key marking a block added with ``induce=True``
-INDUCED_KEY = "induced"
-
-
-def is_induced(meta: Mapping[str, Any]) -> bool:
-    """True for the meta of a block added with ``induce=True``."""
-    return meta.get(INDUCED_KEY) is True
+from .block import Block
 
 
 def added_message(block: Block) -> Mapping[str, Any] | None:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from dsgc_ref.contract import DsgcTypeError
 
 from . import messages as _messages
-from .archive import ArchivedBlock, Block, DeletedBlock
+from .block import ArchivedBlock, Block, DeletedBlock
 from .explain import CompactionReport
 from .store import MemoryStore, SearchHit
 

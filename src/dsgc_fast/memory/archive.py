@@ -1,5 +1,9 @@
 """The SQLite record of a ``MemoryStore``: every block, active, archived or deleted, exactly once.
 
+This module owns ``Archive``: the connection, its transactions and the moves of rows between
+tables.  What the tables are and how an older database reaches the current schema is
+``schema.py``'s; what a row holds is a ``block.Block`` (``block.py``).
+
 Three tables with the same block columns, ``active``, ``archive`` and ``deleted``, keyed by
 the block's insertion number ``seq`` (and unique on its ``id``).  A compaction moves rows from ``active``
 to ``archive`` inside one transaction (``INSERT ... SELECT`` then ``DELETE``), so the text
@@ -16,30 +20,27 @@ File databases use write-ahead logging with ``synchronous=NORMAL``: a killed pro
 nothing committed; a power cut may lose the last commits but never leaves a torn state.
 ``":memory:"`` gives a private in-memory database (``save``/``backup_to`` copy it to a file):
 SQLite's ``memdb`` while it is below ``MEMDB_SPILL`` bytes, whose commits cost the same at
-any size, then a plain ``:memory:`` database (``_archive_access.memory_connection``).
+any size, then a plain ``:memory:`` database (``_access.memory_connection``).
 
 A file archive has one writer at a time (``WriterLock``); a database is used as an archive
-or loaded only if its schema objects are exactly the ones this module creates, with its
-schema version: no trigger, view, index or table of anyone else's comes along, and another
-program's database is refused untouched.  A store of schema version 1 (before deletions) is
-read as it is and upgraded to version 2 when it is opened for writing (``upgrade``).  A saved file is in rollback-journal mode, so it
-loads from read-only storage (see ``_archive_access``).
+or loaded only if its schema objects are exactly a store's (``schema.check_schema``), with
+one of its schema versions: no trigger, view, index or table of anyone else's comes along,
+and another program's database is refused untouched.  A store of an older schema version is
+upgraded (``upgrade``: ``schema.MIGRATIONS[v:]`` in one transaction) when it is opened for
+writing, and ``load`` upgrades its copy.  A saved file is in rollback-journal mode, so it
+loads from read-only storage (see ``_access``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import json
-import marshal
 import os
 import sqlite3
 import stat
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
@@ -61,231 +62,34 @@ from ._access import (
     memory_connection,
     open_snapshot,
 )
-from ._nesting import MAX_NESTING, check_nesting
+from .block import ArchivedBlock, Block, DeletedBlock
+from .schema import (
+    BLOCK_COLUMNS,
+    DEFAULT_WIDTH,
+    EMBEDDING_DTYPES,
+    LEGACY_WIDTH,
+    SCHEMA_VERSION,
+    WIDTH_KEY,
+    check_schema,
+    migrate,
+    schema_objects,
+    schema_version,
+)
 
-SCHEMA_VERSION = 2
-#: the width an archive stores embeddings in when its settings name none (written before
-#: widths were recorded): float64, little-endian
-LEGACY_WIDTH = np.dtype("<f8")
-#: the setting that names the width (``Archive.width``), and the widths a store may keep
-WIDTH_KEY = "embedding_dtype"
-EMBEDDING_DTYPES = ("float16", "float32", "float64")
-#: the width of a new archive unless another is asked for (an encoder's rows hold no more)
-DEFAULT_WIDTH = np.dtype(np.float32)
-#: the schema versions this module reads (older ones are upgraded when opened for writing)
-READABLE_VERSIONS = (1, 2)
-
-_BLOCK_COLUMNS = "seq, id, text, cost, embedding, depends_on, binds, uses, pinned, meta"
-#: what a deleted row keeps of its block (``_BLOCK_COLUMNS`` order): seq, id, cost, its
+#: what a deleted row keeps of its block (``BLOCK_COLUMNS`` order): seq, id, cost, its
 #: dependencies' ids, pinned; the text, bindings, uses and meta are erased and the embedding zeroed
 _TOMBSTONE = "seq, id, '', cost, zeroblob(length(embedding)), depends_on, '{}', '[]', pinned, '{}'"
-_BLOCK_SCHEMA = """
-    seq INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    text TEXT NOT NULL,
-    cost INTEGER NOT NULL,
-    embedding BLOB NOT NULL,
-    depends_on TEXT NOT NULL,
-    binds TEXT NOT NULL,
-    uses TEXT NOT NULL,
-    pinned INTEGER NOT NULL,
-    meta TEXT NOT NULL
-"""
-_SCHEMA = f"""
-CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE active ({_BLOCK_SCHEMA});
-CREATE TABLE archive ({_BLOCK_SCHEMA},
-    compaction INTEGER NOT NULL,
-    reason TEXT NOT NULL
-);
-CREATE TABLE compactions (
-    number INTEGER PRIMARY KEY,
-    query TEXT NOT NULL,
-    budget INTEGER NOT NULL,
-    policy TEXT NOT NULL,
-    kept INTEGER NOT NULL,
-    evicted INTEGER NOT NULL,
-    used INTEGER NOT NULL
-);
-"""
-#: the tables schema version 2 adds: deleted blocks (with the compaction and reason that had
-#: archived them, if any) and the log of deletions
-_DELETION_SCHEMA = f"""
-CREATE TABLE deleted ({_BLOCK_SCHEMA},
-    deletion INTEGER NOT NULL,
-    compaction INTEGER,
-    reason TEXT
-);
-CREATE TABLE deletions (
-    number INTEGER PRIMARY KEY,
-    operation TEXT NOT NULL,
-    blocks INTEGER NOT NULL
-);
-"""
-_SCHEMAS = {1: _SCHEMA, 2: _SCHEMA + _DELETION_SCHEMA}
-
-
-@dataclass(frozen=True)
-class Block:
-    """One memory block as stored: its text, cost, embedding, structure and metadata.
-
-    ``seq`` is the insertion number (larger is newer); ``depends_on`` names prerequisite
-    block ids; ``binds`` maps referents this block binds to their values; ``uses`` names
-    the referents it uses; ``pinned`` blocks are live roots at every compaction.
-    """
-
-    id: str
-    text: str
-    cost: int
-    seq: int
-    depends_on: tuple[str, ...] = ()
-    binds: dict[str, str] = field(default_factory=dict)
-    uses: tuple[str, ...] = ()
-    pinned: bool = False
-    meta: dict[str, Any] = field(default_factory=dict)
-    embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
-
-    def detached(self, embedding: np.ndarray | None = None) -> Block:
-        """A copy that shares no mutable value with this block, with ``embedding`` as its vector.
-
-        ``binds`` and ``meta`` (decoded JSON) are copied, so that editing a block a store
-        returned changes neither the store nor any other block it returns.
-        """
-        return dataclasses.replace(self, binds=dict(self.binds), meta=copied_json(self.meta), embedding=embedding)
-
-    def to_row(self, embedding: np.ndarray | None, width: np.dtype) -> tuple:
-        """The block as a row of the ``active``/``archive`` tables, with ``embedding`` (default: its own).
-
-        The embedding is stored as the little-endian bytes of ``width`` (``Archive.width``).
-        """
-        return (
-            self.seq,
-            self.id,
-            self.text,
-            self.cost,
-            np.ascontiguousarray(self.embedding if embedding is None else embedding, dtype=width).tobytes(),
-            _json_text(list(self.depends_on)),
-            _json_text(self.binds),
-            _json_text(list(self.uses)),
-            int(self.pinned),
-            json.dumps(self.meta),
-        )
-
-    @classmethod
-    def from_row(cls, row: tuple, width: np.dtype) -> Block:
-        """The block a table row holds (embedding bytes of ``width``); ``ValueError`` naming the field if malformed."""
-        seq, id_, text, cost, emb, depends_on, binds, uses, pinned, meta = row[:10]
-        try:
-            block = cls(
-                id=id_,
-                text=text,
-                cost=int(cost),
-                seq=int(seq),
-                depends_on=tuple(_decoded(depends_on, list)),
-                binds=_decoded(binds, dict),
-                uses=tuple(_decoded(uses, list)),
-                pinned=bool(pinned),
-                meta=_decoded(meta, dict),
-                embedding=np.frombuffer(emb, dtype=width).astype(width.newbyteorder("=")),
-            )
-            _check_block(block, pinned)
-        except (TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
-            raise DsgcValueError(f"block seq {seq!r} is malformed: {exc}") from None
-        return block
-
-
-def copied_json(value: Any) -> Any:
-    """A deep copy of decoded JSON data (dicts, lists, scalars): it shares no dict or list with ``value``.
-
-    Data of the exact JSON types (what the store keeps) is copied by one ``marshal`` round
-    trip, which rebuilds every container in C (a container met twice in ``value`` is one
-    container met twice in the copy, as with ``copy.deepcopy``); anything marshal refuses (a
-    dict subclass, say) is copied level by level, dicts and lists as plain ones.
-    """
-    try:
-        return marshal.loads(marshal.dumps(value))
-    except ValueError:
-        return _copied_levels(value)
-
-
-def _copied_levels(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: v if type(v) is str else _copied_levels(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [v if type(v) is str else _copied_levels(v) for v in value]
-    return value
-
-
-def _json_text(value: list | dict) -> str:
-    """``json.dumps(value)``, without its fixed cost for an empty list or dict (most blocks' links)."""
-    if value:
-        return json.dumps(value)
-    return "[]" if isinstance(value, list) else "{}"
-
-
-def _decoded(text: Any, kind: type) -> Any:
-    """A JSON column's value, which must be of type ``kind`` and nest at most ``MAX_NESTING`` levels."""
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise DsgcValueError(f"a JSON value is nested more than {MAX_NESTING} levels deep") from None
-    if not isinstance(value, kind):
-        raise DsgcValueError(f"expected a JSON {kind.__name__}, got {text!r}")
-    check_nesting("a JSON value", value)
-    return value
-
-
-def _check_block(block: Block, pinned: Any) -> None:
-    """Raise ``ValueError`` unless every field of a decoded row has the type ``MemoryStore.add`` gives it."""
-    checks = [
-        (isinstance(block.id, str) and block.id != "", "id is not a non-empty text"),
-        (isinstance(block.text, str), "text is not text"),
-        (block.cost >= 0, "cost is negative"),
-        (pinned in (0, 1), "pinned is not 0 or 1"),
-        (
-            block.embedding is not None and block.embedding.size > 0 and bool(np.isfinite(block.embedding).all()),
-            "embedding is empty or not finite",
-        ),
-        (all(isinstance(x, str) for x in block.depends_on + block.uses), "depends_on/uses hold a non-text"),
-        (all(isinstance(v, str) for v in block.binds.values()), "binds maps to a non-text"),
-    ]
-    for ok, problem in checks:
-        if not ok:
-            raise DsgcValueError(problem)
-
-
-@dataclass(frozen=True)
-class ArchivedBlock:
-    """An archived block with the compaction that evicted it and the reason given then."""
-
-    block: Block
-    compaction: int
-    reason: str
-
-
-@dataclass(frozen=True)
-class DeletedBlock:
-    """A deleted block with the deletion that removed it (number and operation).
-
-    ``compaction`` and ``reason`` are those of the compaction that had archived it, or None
-    if it was active when it was deleted.
-    """
-
-    block: Block
-    deletion: int
-    operation: str
-    compaction: int | None
-    reason: str | None
 
 
 class Archive:
     """The store's SQLite database (a file path, a ``file:`` URI or ``":memory:"``).
 
     Opening a file first reads it without writing: a file with several hard links, or a
-    database with anything but this module's schema, is refused (``ValueError``, the file
-    untouched).  Then it takes the writer lock (``ArchiveLockedError`` if another store
-    holds it) and makes an empty database an archive.  Writes outside ``transaction()``
-    commit immediately; inside it they commit together or not at all.
+    database with anything but a store's schema (``schema.check_schema``), is refused
+    (``ValueError``, the file untouched).  Then it takes the writer lock
+    (``ArchiveLockedError`` if another store holds it), makes an empty database an archive
+    and upgrades an older one (``upgrade``).  Writes outside ``transaction()`` commit
+    immediately; inside it they commit together or not at all.
     """
 
     def __init__(self, path: str | os.PathLike = ":memory:") -> None:
@@ -339,17 +143,17 @@ class Archive:
 
     def _is_store(self) -> bool:
         """False for an empty database; True for a store; ``ValueError`` for anything else."""
-        if not _schema_objects(self._conn):
+        if not schema_objects(self._conn):
             return False
         check_schema(self._conn, self.path)
         return True
 
     def upgrade(self) -> None:
-        """Bring a store of an older schema version to ``SCHEMA_VERSION`` (one transaction)."""
-        if schema_version(self._conn) == 1:
+        """Bring a store of an older schema version to ``SCHEMA_VERSION``: ``MIGRATIONS[v:]``, one transaction."""
+        version = schema_version(self._conn)
+        if version is not None and version < SCHEMA_VERSION:
             with self.transaction():
-                _run_script(self._conn, _DELETION_SCHEMA)
-                self.set_setting("schema_version", str(SCHEMA_VERSION))
+                migrate(self._conn, version)
 
     def _use_write_ahead_log(self) -> None:
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -358,7 +162,7 @@ class Archive:
 
     def _create(self) -> None:
         with self.transaction():
-            _create_schema(self._conn)
+            migrate(self._conn, 0)
 
     # -- transactions -------------------------------------------------------------------
     @contextmanager
@@ -443,18 +247,17 @@ class Archive:
     def settle_width(self, asked: np.dtype | None) -> np.dtype:
         """Fix ``width`` from the settings, recording ``asked`` (default ``DEFAULT_WIDTH``) in a new archive.
 
-        An archive that names no width but holds rows was written as float64 (``LEGACY_WIDTH``),
-        and records that.  Asking for another width than the one recorded is a ``ValueError``.
+        Every archive that holds rows names their width (``MIGRATIONS[2]`` recorded float64 in
+        those written before widths were recorded): one that does not is corrupt.  Asking for
+        another width than the one recorded is a ``ValueError``.
         """
         stored = self.setting(WIDTH_KEY)
         if stored is None:
-            tables = [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            written = any(
-                self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
-                for table in ("active", "archive", "deleted")
-                if table in tables
-            )
-            width = LEGACY_WIDTH if written else (DEFAULT_WIDTH if asked is None else asked).newbyteorder("<")
+            if self._conn.execute(
+                "SELECT 1 FROM active UNION ALL SELECT 1 FROM archive UNION ALL SELECT 1 FROM deleted LIMIT 1"
+            ).fetchone():
+                raise DsgcValueError(f"archive {self.origin!r} is corrupt: it holds blocks but names no {WIDTH_KEY}")
+            width = (DEFAULT_WIDTH if asked is None else asked).newbyteorder("<")
             self.set_setting(WIDTH_KEY, width.name)
         else:
             try:
@@ -483,7 +286,7 @@ class Archive:
         """
         rows = [b.to_row(e, self.width) for b, e in blocks]
         with self._write():
-            self._conn.executemany(f"INSERT INTO active ({_BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+            self._conn.executemany(f"INSERT INTO active ({BLOCK_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
 
     def update_active(self, block: Block) -> None:
         """Rewrite the text, cost and meta of an active block (the rest of its row stays)."""
@@ -504,8 +307,8 @@ class Archive:
             return
         with self.transaction():
             moved = self._conn.executemany(
-                f"INSERT INTO archive ({_BLOCK_COLUMNS}, compaction, reason) "
-                f"SELECT {_BLOCK_COLUMNS}, ?, ? FROM active WHERE seq = ?",
+                f"INSERT INTO archive ({BLOCK_COLUMNS}, compaction, reason) "
+                f"SELECT {BLOCK_COLUMNS}, ?, ? FROM active WHERE seq = ?",
                 [(compaction, reason, seq) for seq, reason in reasons.items()],
             ).rowcount
             if moved != len(reasons):
@@ -521,7 +324,7 @@ class Archive:
         payload = json.dumps(wanted)
         with self.transaction():
             rows = self._conn.execute(
-                f"SELECT {_BLOCK_COLUMNS} FROM archive WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
+                f"SELECT {BLOCK_COLUMNS} FROM archive WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
                 (payload,),
             ).fetchall()
             if len(rows) != len(wanted):
@@ -529,7 +332,7 @@ class Archive:
                     f"archive {self.origin!r} is corrupt: {len(wanted) - len(rows)} archived block(s) are missing"
                 )
             self._conn.execute(
-                f"INSERT INTO active ({_BLOCK_COLUMNS}) SELECT {_BLOCK_COLUMNS} FROM archive "
+                f"INSERT INTO active ({BLOCK_COLUMNS}) SELECT {BLOCK_COLUMNS} FROM archive "
                 "WHERE seq IN (SELECT value FROM json_each(?))",
                 (payload,),
             )
@@ -540,7 +343,7 @@ class Archive:
         """Read archived blocks (with text) without moving them, ordered by seq."""
         payload = json.dumps(sorted({int(s) for s in seqs}))
         rows = self._conn.execute(
-            f"SELECT {_BLOCK_COLUMNS}, compaction, reason FROM archive "
+            f"SELECT {BLOCK_COLUMNS}, compaction, reason FROM archive "
             "WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
             (payload,),
         ).fetchall()
@@ -562,7 +365,7 @@ class Archive:
             moved = 0
             for table, origin in (("active", "NULL, NULL"), ("archive", "compaction, reason")):
                 self._conn.execute(
-                    f"INSERT INTO deleted ({_BLOCK_COLUMNS}, deletion, compaction, reason) "
+                    f"INSERT INTO deleted ({BLOCK_COLUMNS}, deletion, compaction, reason) "
                     f"SELECT {_TOMBSTONE}, ?, {origin} FROM {table} WHERE seq IN (SELECT value FROM json_each(?))",
                     (number, payload),
                 )
@@ -597,8 +400,9 @@ class Archive:
         other database errors (damage) propagate as ``sqlite3.DatabaseError``.
         """
         try:
-            tables = ("active", "archive") + (("deleted",) if (schema_version(self._conn) or 0) >= 2 else ())
-            union = " UNION ALL ".join(f"SELECT {_BLOCK_COLUMNS}, '{t}' FROM {t}" for t in tables)
+            union = " UNION ALL ".join(
+                f"SELECT {BLOCK_COLUMNS}, '{t}' FROM {t}" for t in ("active", "archive", "deleted")
+            )
             for row in self._conn.execute(f"{union} ORDER BY seq"):
                 yield Block.from_row(row, self.width), row[10]
         except sqlite3.DatabaseError as exc:
@@ -656,7 +460,7 @@ class Archive:
 
         The file is checked and copied in one read transaction (``open_snapshot`` opens it),
         so the schema checked is the schema copied; a file that is not a store, has another
-        schema version or holds schema objects this module does not create is refused
+        schema version or holds schema objects a store does not have is refused
         before anything is copied.
         """
         source_path = database_path(path)
@@ -739,19 +543,6 @@ def _leave_write_ahead_log(conn: sqlite3.Connection) -> None:
             raise
 
 
-def _run_script(conn: sqlite3.Connection, script: str) -> None:
-    """Execute the ``;``-separated statements of ``script`` (inside the caller's transaction)."""
-    for statement in script.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-def _create_schema(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> None:
-    """Create the tables of schema ``version`` and record the version (on an empty database)."""
-    _run_script(conn, _SCHEMAS[version])
-    conn.execute("INSERT INTO settings (key, value) VALUES ('schema_version', ?)", (str(version),))
-
-
 def _row_id(cursor: sqlite3.Cursor) -> int:
     """The rowid an INSERT just made."""
     if cursor.lastrowid is None:
@@ -759,70 +550,5 @@ def _row_id(cursor: sqlite3.Cursor) -> int:
     return int(cursor.lastrowid)
 
 
-def schema_version(conn: sqlite3.Connection) -> int | None:
-    """The schema version a store database records, if it is one of ``READABLE_VERSIONS``."""
-    recorded = _recorded_version(conn)
-    readable = {str(v): v for v in READABLE_VERSIONS}
-    return readable.get(recorded) if isinstance(recorded, str) else None
-
-
-def _recorded_version(conn: sqlite3.Connection) -> Any:
-    """The raw ``schema_version`` setting (None without one, or without a settings table)."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settings'").fetchone():
-        return None
-    row = conn.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
-    return None if row is None else row[0]
-
-
-def _schema_objects(conn: sqlite3.Connection) -> set[tuple]:
-    """Every schema object of the database: ``(type, name, table, sql)`` rows of ``sqlite_master``."""
-    return set(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
-
-
-@functools.cache
-def _expected_objects(version: int = SCHEMA_VERSION) -> frozenset[tuple]:
-    """The schema objects ``_create_schema`` makes for ``version`` (tables and their automatic indexes)."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        _create_schema(conn, version)
-        return frozenset(_schema_objects(conn))
-    finally:
-        conn.close()
-
-
-def check_schema(conn: sqlite3.Connection, origin: str) -> None:
-    """Raise ``ValueError`` unless the database holds exactly this module's schema objects and version.
-
-    Exactly: a trigger, view, index or table the store does not create would run or be kept
-    with the data (a trigger runs on every write), so any of them refuses the database.  The
-    objects expected are those of the version the database records (one of
-    ``READABLE_VERSIONS``; any other version is refused).
-    """
-    version = schema_version(conn)
-    found, expected = _schema_objects(conn), _expected_objects(version or SCHEMA_VERSION)
-    ours = {(kind, name) for kind, name, _, _ in expected}
-    foreign = sorted(
-        f"{kind} {name!r} on {table!r}" for kind, name, table, _ in found - expected if (kind, name) not in ours
-    )
-    if foreign:
-        raise DsgcValueError(
-            f"{origin!r} is not a dsgc store database: it holds schema objects the store does not create: {foreign}"
-        )
-    present = {(kind, name) for kind, name, _, _ in found}
-    missing = sorted(name for kind, name, _, _ in expected if kind == "table" and (kind, name) not in present)
-    if missing:
-        raise DsgcValueError(f"{origin!r} is not a dsgc store database: no table(s) {missing}")
-    altered = sorted(f"{kind} {name!r}" for kind, name, _, _ in found - expected)
-    if altered:
-        raise DsgcValueError(
-            f"{origin!r} is not a dsgc store database: {altered} defined otherwise than the store does"
-        )
-    if version is None:
-        recorded = _recorded_version(conn)
-        raise DsgcValueError(
-            f"archive {origin!r} has schema version {recorded}, expected one of {list(READABLE_VERSIONS)}"
-        )
-
-
 def _prefixed(alias: str) -> str:
-    return ", ".join(f"{alias}.{c.strip()}" for c in _BLOCK_COLUMNS.split(","))
+    return ", ".join(f"{alias}.{c.strip()}" for c in BLOCK_COLUMNS.split(","))

@@ -79,7 +79,7 @@ from ..graph import DependencyGraph
 from ..pins import ReferentIndex, binding_table, closure, render_table
 from ..result import Retention
 from ..stages import REASON_CODES, score_rule
-from .archive import Block
+from .block import Block
 from .chat import CALL_PREFIX, RESULT_PREFIX
 from .digest_blocks import BlockDigest
 from .explain import BindingTableBlock

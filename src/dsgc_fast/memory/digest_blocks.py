@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .archive import Block, copied_json
+from .block import Block, copied_json
 from .digest import is_digest, render_digest, value_words
 from .token_counts import TokenCounter, block_tokens
 

@@ -42,7 +42,7 @@ from .._terminal import printable
 from ..graph import DependencyGraph
 from ..pins import ReferentIndex
 from ..result import Retention
-from .archive import Block
+from .block import Block
 from .digest_blocks import BlockDigest
 from .explain_html import render
 

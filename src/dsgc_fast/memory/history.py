@@ -41,15 +41,15 @@ from ..graph import DependencyGraph
 from ..pins import ReferentIndex
 from ._growable import Growable as _Growable
 from ._induced import InducedEdges
-from .archive import DEFAULT_WIDTH, Block, copied_json
+from .block import Block, checked_block, copied_json
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .digest_blocks import BlockDigest, block_digest, digested_block
 from .explain import BlockRoles, CompactionReport, build_report
 from .messages import ChatUnits, SessionError, _Planner, chat_messages
+from .schema import DEFAULT_WIDTH
 from .store import (
     AGENT_PARAMS,
     _Referents,
-    checked_block,
     encoded,
     in_width,
     query_embedding,

@@ -52,7 +52,7 @@ from dsgc_ref.contract import DsgcTypeError, DsgcValueError
 
 from .. import _validate
 from ._nesting import NotCanonical, canonical_copy, check_nesting
-from .archive import Block, copied_json
+from .block import Block, copied_json
 from .chat import CALL_PREFIX, RESULT_PREFIX
 from .compaction import BINDING_TABLE_KIND
 from .explain import CompactionReport
@@ -364,7 +364,7 @@ def _json_copy(message: dict[str, Any], where: str | None) -> tuple[dict[str, An
 
     And whether it is canonical JSON nested one level less (so a block's meta that holds it
     under a key is nested at most ``MAX_NESTING`` levels): then ``MemoryStore.add`` may keep
-    that meta uncopied (``store.checked_block``'s ``own_meta``).
+    that meta uncopied (``block.checked_block``'s ``own_meta``).
     """
     try:
         return canonical_copy([message])[0], True  # the list stands for the meta around the message
@@ -775,7 +775,7 @@ def chat_messages(blocks: Iterable[Block], *, copy: bool = False) -> list[dict[s
     """Blocks (oldest first) as a valid chat message list.
 
     Message blocks give back their message (without the annotation): the block's own dict,
-    or with ``copy`` a deep copy of the whole list (``archive.copied_json``, checked after
+    or with ``copy`` a deep copy of the whole list (``block.copied_json``, checked after
     copying); a binding table becomes a system message right after the leading system
     messages; any other block becomes a system message at its position.  Raises
     ``ValueError`` if the result would hold an orphan tool message (which compaction never

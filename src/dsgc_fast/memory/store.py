@@ -41,7 +41,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Unpack
 
@@ -70,13 +70,14 @@ from ..stages import similarity_rows
 from . import token_counts
 from ._access import database_error
 from ._growable import Growable as _Growable
-from ._induced import INDUCED_KEY, InducedEdges, is_induced
-from ._nesting import MAX_NESTING, NotCanonical, canonical_copy, check_nesting
-from .archive import EMBEDDING_DTYPES, Archive, ArchivedBlock, Block, DeletedBlock
+from ._induced import InducedEdges
+from .archive import Archive
+from .block import ArchivedBlock, Block, DeletedBlock, check_flag, check_stored, checked_block, id_list, is_induced
 from .chat import CALL_PREFIX, RESULT_PREFIX, ChatFacts
 from .compaction import Truncation, decide, table_block
 from .digest_blocks import BlockDigests, digested_block, whole_block
 from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_report
+from .schema import EMBEDDING_DTYPES
 from .token_counts import TokenCounter, Tokenizer
 
 graph_kernels = deferred("dsgc_fast.kernels.graph_kernels")
@@ -85,8 +86,6 @@ referent_kernels = deferred("dsgc_fast.kernels.referents")
 Encoder = Any  # a name, an object with ``encode(list[str]) -> (n, d)`` (``dsgc_fast.encoders``) or such a callable
 
 
-#: the largest token cost of one block (the engine's cost total stays far from int64 overflow)
-MAX_COST = 2**32 - 1
 #: how many recently encoded texts a store remembers the rows of (``MemoryStore._encode``)
 RECENT_TEXTS = 256
 #: the store's default knobs: the agent policy (without working ages it ranks as dsgc)
@@ -273,7 +272,7 @@ class MemoryStore:
         self._induced = InducedEdges()
         try:
             for block, table in self._archive.all_blocks():
-                _check_stored(block, len(self._ids), self._slot_of, self.dimension)
+                check_stored(block, len(self._ids), self._slot_of, self.dimension)
                 if table != "deleted" and is_induced(block.meta):  # the reading of ``add``: its edges again
                     self._induce(block)
                 self._append(block, block.embedding, active=table == "active", deleted=table == "deleted")
@@ -455,7 +454,7 @@ class MemoryStore:
         With ``induce`` the store's inducer reads the block last, once nothing can refuse it
         before it is written, and the block is marked as induced.
         """
-        induce = _check_flag("induce", induce)
+        induce = check_flag("induce", induce)
         block = checked_block(
             text, seq=len(self._ids), id=id, depends_on=depends_on, binds=binds, uses=uses, cost=cost, pinned=pinned,
             meta=meta, known=self._slot_of, counter=self._counter, induced=induce, own_meta=own_meta,
@@ -646,13 +645,13 @@ class MemoryStore:
     @_serialized
     def archived(self, ids: Iterable[str] | None = None) -> list[ArchivedBlock]:
         """Archived blocks (all, or these ids) with the compaction and reason that evicted them."""
-        slots = self._archived_slots() if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
+        slots = self._archived_slots() if ids is None else [self._slot(i) for i in id_list("ids", ids)]
         return self._archive.archived(slots)
 
     @_serialized
     def deleted(self, ids: Iterable[str] | None = None) -> list[DeletedBlock]:
         """Deleted blocks (all, or these ids) with the deletion that removed them, oldest first."""
-        slots = None if ids is None else [self._slot(i) for i in _id_list("ids", ids)]
+        slots = None if ids is None else [self._slot(i) for i in id_list("ids", ids)]
         return self._archive.deleted(slots)
 
     @_serialized
@@ -780,7 +779,7 @@ class MemoryStore:
 
     def _turn_roots(self, slots: np.ndarray, turn: int | None, live: Iterable[str]) -> np.ndarray:
         """Local indices of the pinned blocks, the turn from position ``turn`` and ``live``, with their tool-call units."""
-        named = _id_list("live", live)
+        named = id_list("live", live)
         elsewhere = sorted(i for i in named if self._slot_of.get(i) not in self._active_blocks)
         if elsewhere:
             self._live_roots(slots, elsewhere)  # raises, naming the first as ``compact`` would
@@ -922,7 +921,7 @@ class MemoryStore:
     def _live_roots(self, slots: np.ndarray, live: Iterable[str]) -> np.ndarray:
         """The local indices of the pinned blocks and of the ids in ``live``, ascending."""
         chosen = set(np.flatnonzero(self._pinned.view()[slots]).tolist())
-        for block_id in _id_list("live", live):
+        for block_id in id_list("live", live):
             slot = self._slot(block_id)
             if slot not in self._active_blocks:
                 hint = "; recall it first" if self._state(slot) == "archived" else ""
@@ -949,7 +948,7 @@ class MemoryStore:
         ``digests``), active or archived, comes back whole.  Other ids that are already
         active are ignored.  Returns the blocks brought back, oldest first.
         """
-        slots = [self._slot(i, deleted_ok=False) for i in _id_list("ids", ids)]
+        slots = [self._slot(i, deleted_ok=False) for i in id_list("ids", ids)]
         archived = self._archived_closure(slots)
         restored = self._archive.restore_blocks(archived) if archived else []
         self._mark_active(restored)
@@ -1016,7 +1015,7 @@ class MemoryStore:
         """
         if not is_integer_scalar(k) or int(k) < 0:
             raise DsgcValueError(f"k must be a non-negative integer, got {k!r}")
-        _check_flag("recall", recall)
+        check_flag("recall", recall)
         queries = np.atleast_2d(self._query(query)[0])
         if queries.ndim != 2 or queries.shape[0] == 0:
             raise DsgcValueError(
@@ -1049,7 +1048,7 @@ class MemoryStore:
         Raises ``KeyError`` for an unknown id and ``ValueError`` for one already deleted
         (and deletes nothing).
         """
-        slots = sorted({self._slot(i) for i in _id_list("ids", ids)})
+        slots = sorted({self._slot(i) for i in id_list("ids", ids)})
         gone = [self._ids[s] for s in slots if self._deleted.view()[s]]
         if gone:
             raise DsgcValueError(f"block(s) {gone} are already deleted")
@@ -1178,78 +1177,6 @@ class MemoryStore:
         self.close()
 
 
-def checked_block(
-    text: str,
-    *,
-    seq: int,
-    id: str | None,
-    depends_on: Iterable[str],
-    binds: Mapping[str, str] | None,
-    uses: Iterable[str],
-    cost: Any,
-    pinned: Any,
-    meta: Mapping[str, Any] | None,
-    known: Container[str],
-    counter: TokenCounter,
-    induced: bool = False,
-    own_meta: bool = False,
-) -> Block:
-    """The block ``MemoryStore.add`` would append as number ``seq`` (no embedding), every argument checked.
-
-    ``known`` holds the ids of the blocks before it; a missing ``cost`` is ``counter(text)``;
-    ``induced`` marks the block as added with ``induce=True`` (``meta[INDUCED_KEY]``).
-    ``own_meta``: ``meta`` is the caller's own fresh copy, shared with nobody, that passes
-    ``_check_meta`` as it is (a dict of canonical JSON, ``_nesting.canonical_copy``, nested
-    at most ``MAX_NESTING`` levels, without ``INDUCED_KEY``): the block keeps it uncopied.
-    """
-    if not isinstance(text, str):
-        raise DsgcTypeError(f"text must be a str, got {type(text).__name__}")
-    check_unicode("text", text)
-    block_id = f"b{seq}" if id is None else id
-    if not isinstance(block_id, str) or not block_id:
-        raise DsgcTypeError(f"id must be a non-empty str, got {block_id!r}")
-    check_unicode("id", block_id)
-    if block_id in known:
-        raise DsgcValueError(f"duplicate block id {block_id!r}")
-    return Block(
-        id=block_id,
-        text=text,
-        cost=_check_cost(cost, text, counter),
-        seq=seq,
-        depends_on=_check_depends_on(block_id, depends_on, known),
-        binds=_check_binds(binds),
-        uses=_check_uses(uses),
-        pinned=_check_flag("pinned", pinned),
-        meta=_block_meta(meta, own_meta, induced),
-    )
-
-
-def _block_meta(meta: Any, own: bool, induced: bool) -> dict[str, Any]:
-    """The meta a block keeps: ``meta`` checked and copied (kept as it is if ``own``, see ``checked_block``)."""
-    checked = meta if own else _check_meta(meta)
-    return {**checked, INDUCED_KEY: True} if induced else checked
-
-
-def _check_cost(cost: Any, text: str, counter: TokenCounter) -> int:
-    name = "cost"
-    if cost is None:
-        cost, name = counter.count(text), f"tokenizer {counter.name}(text)"
-    # a plain int (the common case) skips the numeric-tower checks of ``is_integer_scalar``
-    if (type(cost) is not int and not is_integer_scalar(cost)) or not 0 <= int(cost) <= MAX_COST:
-        raise DsgcValueError(f"{name} must be a non-negative integer <= {MAX_COST}, got {cost!r}")
-    return int(cost)
-
-
-def _check_depends_on(block_id: str, depends_on: Iterable[str], known: Container[str]) -> tuple[str, ...]:
-    out = _names("depends_on", depends_on, "block ids")
-    for prerequisite in out:
-        if prerequisite == block_id:
-            raise DsgcValueError(f"block {block_id!r} cannot depend on itself")
-        if prerequisite not in known:
-            raise DsgcValueError(f"unknown dependency id {prerequisite!r} (depends_on must name earlier blocks)")
-    return out
-
-
 def encoded(encode: Callable[[list[str]], Any], texts: list[str], name: str, dimension: int | None) -> np.ndarray:
     """``encode(texts)`` checked: an (len(texts), d) finite array, d the blocks' ``dimension`` if known."""
     out = np.asarray(encode(texts), dtype=np.float64)
@@ -1330,63 +1257,6 @@ def _refuse_token_counter(token_counter: Any) -> None:
         )
 
 
-def _id_list(name: str, ids: str | Iterable[str]) -> list[str]:
-    """One block id, or an iterable of them."""
-    return [ids] if isinstance(ids, str) else list(_names(name, ids, "block ids"))
-
-
-def _names(name: str, values: Any, what: str) -> tuple[str, ...]:
-    """``values`` as distinct non-empty strs in first-seen order; ``TypeError`` naming ``name`` otherwise."""
-    if isinstance(values, str):
-        raise DsgcTypeError(f"{name} must be an iterable of {what}, not a single str")
-    if type(values) is not list and type(values) is not tuple and not isinstance(values, Iterable):
-        raise DsgcTypeError(f"{name} must be an iterable of {what}, got {type(values).__name__}")
-    out = tuple(values)
-    if not all(isinstance(v, str) and v for v in out):
-        raise DsgcTypeError(f"{name} must hold non-empty str {what}, got {list(out)!r}")
-    return tuple(dict.fromkeys(out))
-
-
-def _check_stored(block: Block, seq: int, slot_of: Mapping[str, int], dimension: int | None) -> None:
-    """A database row must continue the store: next seq, new id, known dependencies, same d."""
-    if block.seq != seq:
-        raise DsgcValueError(f"block seq {block.seq} out of order (expected {seq})")
-    if block.id in slot_of:
-        raise DsgcValueError(f"block seq {block.seq}: duplicate id {block.id!r}")
-    unknown = [p for p in block.depends_on if p not in slot_of]
-    if unknown:
-        raise DsgcValueError(f"block seq {block.seq}: unknown dependency ids {unknown}")
-    if dimension is not None and block.embedding is not None and block.embedding.shape[0] != dimension:
-        raise DsgcValueError(
-            f"block seq {block.seq}: embedding has d = {block.embedding.shape[0]}, expected {dimension}"
-        )
-    if block.cost > MAX_COST:
-        raise DsgcValueError(f"block seq {block.seq}: cost {block.cost} exceeds {MAX_COST}")
-
-
-def _check_binds(binds: Mapping[str, str] | None) -> dict[str, str]:
-    if binds is None:
-        return {}
-    if not isinstance(binds, Mapping):
-        raise DsgcTypeError(f"binds must be a mapping referent -> value, got {type(binds).__name__}")
-    for referent, value in binds.items():
-        if not isinstance(referent, str) or not referent or not isinstance(value, str):
-            raise DsgcTypeError(f"binds must map non-empty str referents to str values, got {referent!r}: {value!r}")
-        if not referent.isascii():  # (ASCII is valid Unicode: no error name to build for it)
-            check_unicode(f"binds referent {referent!r}", referent)
-        if not value.isascii():
-            check_unicode(f"binds[{referent!r}]", value)
-    return dict(binds)
-
-
-def _check_uses(uses: Iterable[str]) -> tuple[str, ...]:
-    out = _names("uses", uses, "referent names")
-    for referent in out:
-        if not referent.isascii():  # (as in ``_check_binds``)
-            check_unicode(f"uses referent {referent!r}", referent)
-    return out
-
-
 def _embedding_dtype(value: Any) -> np.dtype | None:
     """``embedding_dtype`` checked: None, or float16 / float32 / float64 (as a name or a NumPy type)."""
     if value is None:
@@ -1398,37 +1268,6 @@ def _embedding_dtype(value: Any) -> np.dtype | None:
     if dtype is None or dtype.name not in EMBEDDING_DTYPES or not dtype.isnative:
         raise DsgcValueError(f"embedding_dtype must be one of {EMBEDDING_DTYPES} or None, got {value!r}")
     return dtype
-
-
-def _check_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise DsgcTypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
-
-
-def _check_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
-    if meta is None:
-        return {}
-    if not isinstance(meta, Mapping):
-        raise DsgcTypeError(f"meta must be a mapping, got {type(meta).__name__}")
-    if INDUCED_KEY in meta:
-        raise DsgcValueError(
-            f"meta key {INDUCED_KEY!r} is reserved: the store sets it on the blocks added with induce=True"
-            " (drop it from a block's meta read back from a store, and pass induce=True to induce)"
-        )
-    if type(meta) is dict:
-        try:
-            return canonical_copy(meta)
-        except NotCanonical:
-            pass  # the round trip below converts it or names what is wrong
-    try:
-        decoded = json.loads(json.dumps(dict(meta), allow_nan=False))
-    except RecursionError:
-        raise DsgcValueError(f"meta is nested more than {MAX_NESTING} levels deep") from None
-    except (TypeError, ValueError) as exc:
-        raise DsgcTypeError(f"meta must be JSON-serializable: {exc}") from None
-    check_nesting("meta", decoded)
-    return decoded
 
 
 class _Texts(Mapping[str, str]):
