@@ -27,8 +27,8 @@ blocks, a tool message with tool calls of its own, a message that is not shaped 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -37,6 +37,8 @@ from ._growable import Growable
 from .archive import Block
 
 chat_kernels = deferred("dsgc_fast.kernels.chat")
+#: a block key: an id or a store slot
+_Key = TypeVar("_Key", bound=Hashable)
 
 _OTHER, _USER, _TOOL = 0, 1, 2
 #: the referent prefixes that tie a tool call (bound by the calling message) to its result (bound by the result)
@@ -88,6 +90,28 @@ class ChatFacts:
             slots, active, self.role.view(), self.has_calls.view(), self.caller.view(), _USER, _TOOL, out
         )
         return out, None if turn < 0 else int(turn)
+
+
+def with_tool_units(
+    roots: Iterable[_Key], uses: Callable[[_Key], Iterable[str]], binder: Callable[[str], _Key | None]
+) -> set[_Key]:
+    """``roots`` with the whole tool-call unit of each: the closure over tool-call referents.
+
+    A block is added when a block in the set uses a ``tool_call:``/``tool_result:`` referent
+    it is the ``binder`` of (the calling assistant message binds the first, each result the
+    second), until nothing more is added.  ``uses`` and ``binder`` read blocks by any key
+    (ids, store slots); ``binder`` returns None for a referent with no binder that counts.
+    """
+    chosen = set(roots)
+    frontier = list(chosen)
+    while frontier:
+        for referent in uses(frontier.pop()):
+            if referent.startswith((CALL_PREFIX, RESULT_PREFIX)):
+                member = binder(referent)
+                if member is not None and member not in chosen:
+                    chosen.add(member)
+                    frontier.append(member)
+    return chosen
 
 
 def current_turn(blocks: Sequence[Block]) -> Sequence[Block]:
@@ -160,14 +184,7 @@ class ChatUnits:
     def live_roots(self, live: Iterable[str] = ()) -> list[str]:
         """See the module function ``live_roots``."""
         turn = self.ids[self.turn_start :] if self.turn_start is not None else []
-        roots = [*live, *turn, *self.pinned]
-        chosen, frontier = set(roots), list(roots)
-        while frontier:
-            for referent in self.uses.get(frontier.pop(), ()):
-                member = self.binder.get(referent)
-                if member is not None and member not in chosen:
-                    chosen.add(member)
-                    frontier.append(member)
+        chosen = with_tool_units([*live, *turn, *self.pinned], lambda i: self.uses.get(i, ()), self.binder.get)
         ordered = [i for i in self.ids if i in chosen]
         return ordered + sorted(chosen - set(ordered))
 

@@ -40,7 +40,7 @@ from dsgc_ref.contract import DsgcTypeError, DsgcValueError
 
 from .. import _validate
 from .archive import Block
-from .chat import CALL_PREFIX, RESULT_PREFIX, ChatUnits, current_turn, live_roots, working_ages
+from .chat import ChatUnits, current_turn, live_roots, with_tool_units, working_ages
 from .explain import CompactionReport
 from .records import (
     ANNOTATION_KEY,
@@ -222,13 +222,7 @@ def load_session(
 # -- compaction ---------------------------------------------------------------------------
 def tool_unit(store: MemoryStore, block_id: str) -> list[str]:
     """The ids of the tool-call unit holding a block (just the block if it has none)."""
-    unit, frontier = {block_id}, [block_id]
-    while frontier:
-        for referent in store.get(frontier.pop()).uses:
-            binder = store.binder_of(referent) if referent.startswith((CALL_PREFIX, RESULT_PREFIX)) else None
-            if binder is not None and binder not in unit:
-                unit.add(binder)
-                frontier.append(binder)
+    unit = with_tool_units([block_id], lambda i: store.get(i).uses, store.binder_of)
     return sorted(unit, key=lambda i: store.get(i).seq)
 
 
