@@ -54,8 +54,8 @@ the quotes around keys; counting them as sent errs on the safe side).  The paral
 constant is the wrapper the API adds around two or more calls in one message.
 
 Content parts.  A list ``content`` costs the sum of its parts, each by the rule of its kind
-(``content_part_tokens``; the kinds and their rules are ``dsgc_fast.memory.content_kinds``,
-whose names this module re-exports).
+(``content_part_tokens``; the kinds, their rules and constants are
+``dsgc_fast.memory.content_kinds``).
 """
 
 from __future__ import annotations
@@ -77,54 +77,8 @@ from typing import Any
 from dsgc_ref.contract import DsgcTypeError, DsgcValueError, is_integer_scalar, whitespace_cost
 
 from .._extras import install_hint
-from .content_kinds import (
-    AUDIO_BYTES_PER_SECOND,
-    AUDIO_BYTES_PER_SECOND_COMPRESSED,
-    AUDIO_TOKENS_PER_SECOND,
-    CONTENT_KINDS,
-    FILE_BYTES_PER_TOKEN,
-    IMAGE_TOKENS,
-    IMAGE_TOKENS_LOW,
-    RULES,
-    ContentKind,
-    part_tokens,
-    string_field,
-)
+from .content_kinds import part_tokens, string_field
 from .token_approx import approx_tokens
-
-__all__ = [
-    "AUDIO_BYTES_PER_SECOND",
-    "AUDIO_BYTES_PER_SECOND_COMPRESSED",
-    "AUDIO_TOKENS_PER_SECOND",
-    "CONTENT_KINDS",
-    "DEFAULT_CACHE_SIZE",
-    "ENCODINGS",
-    "FILE_BYTES_PER_TOKEN",
-    "IMAGE_TOKENS",
-    "IMAGE_TOKENS_LOW",
-    "RULES",
-    "TOKENIZERS",
-    "TOKENS_CONTENT_WITH_TOOL_CALLS",
-    "TOKENS_EXTRA",
-    "TOKENS_PARALLEL_TOOL_CALLS",
-    "TOKENS_PER_MESSAGE",
-    "TOKENS_PER_NAME",
-    "TOKENS_PER_TOOL_CALL",
-    "TOKENS_PER_TOOL_RESULT",
-    "TOKENS_REPLY_PRIMING",
-    "ContentKind",
-    "TokenCounter",
-    "Tokenizer",
-    "block_tokens",
-    "content_part_tokens",
-    "conversation_tokens",
-    "default_tokenizer",
-    "encoding",
-    "message_tokens",
-    "offline_encodings_available",
-    "packaged_ranks",
-    "token_counter",
-]
 
 #: tiktoken encodings counted offline
 ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
