@@ -6,7 +6,7 @@ display text, with every character that could steer a terminal escaped (``printa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from dsgc_ref.contract import Reason
@@ -30,32 +30,32 @@ def why(decision: Decision) -> str:
     return printable(text)
 
 
-def _reason(decision: Decision) -> str:
+#: the reason text of each outcome that needs only the decision's own fields (by its ``Reason``)
+_REASON_TEXTS: dict[Reason, Callable[[Decision], str]] = {
+    Reason.KEPT_CLOSURE: lambda d: f"kept: closure of admitted block {d.chain.source}: {chain_text(d.chain, d.id)}",
+    Reason.KEPT_RELEVANCE: lambda d: f"kept: relevance rank {d.rank} (r={d.relevance:.3g} >= support {d.support:.3g})",
+    Reason.KEPT_PROPAGATION: lambda d: (
+        f"kept: propagated support {d.support:.3g} > r={d.relevance:.3g} from {support_text(d.support_from)}"
+    ),
+    Reason.KEPT_RECENCY: lambda d: f"kept: recency ({d.newer} newer blocks)",
+    Reason.KEPT_WORKING: lambda d: (
+        f"kept: working-set support {d.working:.3g} > r={d.relevance:.3g} (a recent tool unit)"
+    ),
+    Reason.TABLED: lambda d: "evicted: replaced by the binding table (" + ", ".join(map(str, d.tabled)) + ")",
+    Reason.EVICTED_CUTOFF: lambda d: f"evicted: below the prefix cutoff (rank {d.rank})",
+}
+
+
+def _reason(d: Decision) -> str:
     """The reason of a decision, by its ``Reason``."""
-    r = decision.reason
-    if r == Reason.KEPT_PINNED:
-        if decision.root:
-            return "kept: live root (pinned)"
-        return f"kept: pinned through {chain_text(decision.chain, decision.id)}"
-    if r == Reason.KEPT_CLOSURE:
-        return f"kept: closure of admitted block {decision.chain.source}: {chain_text(decision.chain, decision.id)}"
-    if r == Reason.KEPT_RELEVANCE:
-        return f"kept: relevance rank {decision.rank} (r={decision.relevance:.3g} >= support {decision.support:.3g})"
-    if r == Reason.KEPT_PROPAGATION:
-        return f"kept: propagated support {decision.support:.3g} > r={decision.relevance:.3g} from {support_text(decision.support_from)}"
-    if r == Reason.KEPT_RECENCY:
-        return f"kept: recency ({decision.newer} newer blocks)"
-    if r == Reason.KEPT_WORKING:
-        return f"kept: working-set support {decision.working:.3g} > r={decision.relevance:.3g} (a recent tool unit)"
-    if r == Reason.TABLED:
-        return "evicted: replaced by the binding table (" + ", ".join(map(str, decision.tabled)) + ")"
-    if r == Reason.EVICTED_CUTOFF:
-        return f"evicted: below the prefix cutoff (rank {decision.rank})"
-    needs = f"cost {decision.cost}"
-    if decision.unit:
-        needs = f"cost {decision.unit_cost} with its closure {', '.join(decision.unit)}"
-    unused = f"; {decision.left} tokens left unused" if decision.left else ""
-    return f"evicted: did not fit the budget (rank {decision.rank}, {needs}{unused})"
+    if d.reason == Reason.KEPT_PINNED:
+        return "kept: live root (pinned)" if d.root else f"kept: pinned through {chain_text(d.chain, d.id)}"
+    text = _REASON_TEXTS.get(d.reason)
+    if text is not None:
+        return text(d)
+    needs = f"cost {d.unit_cost} with its closure {', '.join(d.unit)}" if d.unit else f"cost {d.cost}"
+    unused = f"; {d.left} tokens left unused" if d.left else ""
+    return f"evicted: did not fit the budget (rank {d.rank}, {needs}{unused})"
 
 
 def decision_lines(decision: Decision) -> str:
