@@ -17,8 +17,7 @@ import math
 import pytest
 
 from dsgc_fast import MemoryStore, SelectCache, select
-from dsgc_fast.memory.messages import add_messages, to_messages
-from dsgc_fast.memory.token_counts import (
+from dsgc_fast.memory.content_kinds import (
     AUDIO_BYTES_PER_SECOND,
     AUDIO_BYTES_PER_SECOND_COMPRESSED,
     AUDIO_TOKENS_PER_SECOND,
@@ -26,11 +25,9 @@ from dsgc_fast.memory.token_counts import (
     FILE_BYTES_PER_TOKEN,
     IMAGE_TOKENS,
     IMAGE_TOKENS_LOW,
-    TOKENS_PER_MESSAGE,
-    content_part_tokens,
-    message_tokens,
-    token_counter,
 )
+from dsgc_fast.memory.messages import add_messages, to_messages
+from dsgc_fast.memory.token_counts import TOKENS_PER_MESSAGE, content_part_tokens, message_tokens, token_counter
 
 COUNT = token_counter("approx")
 n = COUNT.count

@@ -17,7 +17,7 @@ from tests._requires import require
 require("agents", "openai-agents")
 
 from dsgc_fast.integrations.openai_agents import ITEM_KINDS
-from dsgc_fast.memory.token_counts import CONTENT_KINDS
+from dsgc_fast.memory.content_kinds import CONTENT_KINDS
 from tools import content_types_table
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "content-types.md"

@@ -46,7 +46,7 @@ def test_every_exception_class_of_the_package_derives_from_dsgc_error():
     found = exception_classes()
     named = {
         "dsgc_ref.contract.ReferentEvictionError": RuntimeError,
-        "dsgc_fast.memory.messages.SessionError": ValueError,
+        "dsgc_fast.memory.records.SessionError": ValueError,
         "dsgc_fast.memory._access.ArchiveLockedError": RuntimeError,
         "dsgc_fast.memory._nesting.NotCanonical": ValueError,
         "dsgc_bench.suite.Unavailable": RuntimeError,

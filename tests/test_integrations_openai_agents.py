@@ -320,7 +320,7 @@ def test_every_item_type_is_kept_in_its_unit_and_costed(budget, caplog):
 
 
 def test_images_and_hosted_items_cost_what_they_carry():
-    from dsgc_fast.memory.token_counts import IMAGE_TOKENS
+    from dsgc_fast.memory.content_kinds import IMAGE_TOKENS
 
     groups = item_groups(EVERY_TYPE)
     costs = {g.indices: message_tokens(g.message, COUNT) for g in groups if g.message is not None}
@@ -406,7 +406,7 @@ def test_to_items_returns_a_cut_output_cut():
 
 
 def test_a_user_image_is_costed_not_refused():
-    from dsgc_fast.memory.token_counts import IMAGE_TOKENS
+    from dsgc_fast.memory.content_kinds import IMAGE_TOKENS
 
     image = {
         "role": "user",

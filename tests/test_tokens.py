@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 import dsgc_fast
 from dsgc_fast import whitespace_cost
 from dsgc_fast.memory import token_approx, token_counts
+from dsgc_fast.memory.content_kinds import IMAGE_TOKENS
 from dsgc_fast.memory.token_approx import approx_tokens, pieces
 from dsgc_fast.memory.token_counts import (
-    IMAGE_TOKENS,
     TOKENS_CONTENT_WITH_TOOL_CALLS,
     TOKENS_PARALLEL_TOOL_CALLS,
     TOKENS_PER_MESSAGE,

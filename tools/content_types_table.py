@@ -1,6 +1,6 @@
 """The page ``docs/content-types.md``: how each content part and Responses item type is counted and kept.
 
-Rendered from the tables the code uses (``dsgc_fast.memory.token_counts.CONTENT_KINDS`` and
+Rendered from the tables the code uses (``dsgc_fast.memory.content_kinds.CONTENT_KINDS`` and
 ``dsgc_fast.integrations.openai_agents.ITEM_KINDS``), so the page and the code cannot
 disagree; ``tests/test_content_types_doc.py`` renders it again and compares.
 
@@ -16,7 +16,7 @@ import argparse
 from pathlib import Path
 
 from dsgc_fast.integrations.openai_agents import ITEM_KINDS, ItemKind
-from dsgc_fast.memory.token_counts import (
+from dsgc_fast.memory.content_kinds import (
     AUDIO_BYTES_PER_SECOND_COMPRESSED,
     AUDIO_TOKENS_PER_SECOND,
     CONTENT_KINDS,

@@ -129,7 +129,7 @@ class DsgcError(Exception):
     value is a ``DsgcValueError``, an argument of a refused type a ``DsgcTypeError``, a call the
     object's state refuses (a closed archive, a store without embeddings) a
     ``DsgcRuntimeError``; the named errors (``ReferentEvictionError``,
-    ``dsgc_fast.memory.messages.SessionError``, ``dsgc_fast.ArchiveLockedError``) derive from one of
+    ``dsgc_fast.memory.records.SessionError``, ``dsgc_fast.ArchiveLockedError``) derive from one of
     these parents and from ``DsgcError``.
     """
 

@@ -34,7 +34,7 @@ from .incremental import BlockInduction, IncrementalInducer
 from .json_values import Value, key_noun, payload_values
 from .referents import DESCRIPTION_WINDOW, induce_referents
 from .tokens import identifier_key, iter_identifiers, normal_key
-from .traces import _message, message_text, message_texts, trace_edges
+from .traces import message_at, message_text, message_texts, trace_edges
 
 __all__ = [
     "DESCRIPTION_WINDOW",
@@ -98,6 +98,6 @@ def induce_messages(
         raise DsgcTypeError(f"messages must be a sequence of message mappings, got {type(messages).__name__}")
     inducer = IncrementalInducer(max_fanout=max_fanout, window=window, pin_referents=pin_referents)
     for i in range(len(messages)):
-        message = _message(messages, i)
+        message = message_at(messages, i)
         inducer.add(message_text(message), message=message)
     return Induction(inducer.edges, inducer.binds, inducer.uses)

@@ -37,7 +37,8 @@ from .mentions import BlockMentions, MentionReader, Parts, content_text, parts, 
 Pair = tuple[int, int]
 
 
-def _message(messages: Sequence[Any], i: int) -> Mapping[str, Any]:
+def message_at(messages: Sequence[Any], i: int) -> Mapping[str, Any]:
+    """``messages[i]``, checked to be a chat message: a mapping with a string ``role`` (else ``TypeError``)."""
     message = messages[i]
     if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
         raise DsgcTypeError(f"messages[{i}] must be a mapping with a string 'role'")
@@ -53,7 +54,7 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 def message_texts(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """``message_text`` of every message (the block texts to encode and to induce from)."""
-    return [message_text(_message(messages, i)) for i in range(len(messages))]
+    return [message_text(message_at(messages, i)) for i in range(len(messages))]
 
 
 class TraceTracker:
@@ -105,6 +106,6 @@ def trace_edges(messages: Sequence[Mapping[str, Any]]) -> np.ndarray:
     reader, tracker = MentionReader(), TraceTracker()
     out: set[Pair] = set()
     for i in range(len(messages)):
-        block = parts("", _message(messages, i), f"messages[{i}]")
+        block = parts("", message_at(messages, i), f"messages[{i}]")
         out.update(pair for pair, _ in tracker.observe(i, block, reader.read(block, tracker.tool_of(block))))
     return np.array(sorted(out), dtype=np.int64).reshape(-1, 2)

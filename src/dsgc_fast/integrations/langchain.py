@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,7 +57,6 @@ from langchain_core.messages import (
     ToolMessage,
     convert_to_openai_messages,
 )
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.prompt_values import PromptValue
 
 from dsgc_ref.contract import PARAM_NAMES, DsgcTypeError, DsgcValueError, Params, check_budget, is_integer_scalar
@@ -67,8 +65,8 @@ from .._text_caches import forget_texts
 from ..memory.compaction import check_over_budget
 from ..memory.explain import CompactionReport
 from ..memory.history import SelectCache, Selection
-from ..memory.token_counts import TokenCounter, token_counter
 from ._annotations import checked_annotation
+from ._langchain_counting import counting
 from ._select import DEFAULT_OVER_BUDGET, select_history
 
 if TYPE_CHECKING:  # imported where used: langchain.agents and langchain_core.runnables take seconds to load
@@ -93,10 +91,6 @@ _TRIM_ONLY = {
 }
 #: the ``ThreadMemory`` arguments of the per-thread store, removed
 _REMOVED = ("store_factory", "max_threads")
-#: message counters (``token_counter=`` callables and chat models) seen lately, by identity
-_MAX_COUNTERS = 8
-_counters: list[tuple[Any, _MessageCounter]] = []
-_counters_lock = threading.Lock()
 
 
 class _Sent(NamedTuple):
@@ -106,61 +100,6 @@ class _Sent(NamedTuple):
     kept: list[BaseMessage]
     tables: list[str]
     selection: Selection | None
-
-
-class _MessageCounter:
-    """A ``trim_messages``-style ``token_counter`` (``list[BaseMessage] -> int``) in dsgc's terms.
-
-    ``cost(message)`` is what one message costs, ``counter([message])``; ``tokenizer`` counts a
-    text as the counter counts a ``HumanMessage`` of it, without dsgc's chat framing (binding
-    tables and cut tool results are costed with it).
-    """
-
-    def __init__(self, counter: Callable[[list[BaseMessage]], Any], name: str) -> None:
-        self.counter = counter
-        self.tokenizer = TokenCounter(
-            lambda text: self.cost(HumanMessage(text)), f"langchain:{name}", frames_messages=False
-        )
-
-    def cost(self, message: BaseMessage) -> int:
-        value = self.counter([message])
-        if not is_integer_scalar(value) or int(value) < 0:
-            raise DsgcValueError(
-                f"token_counter returned {value!r} for a message; a count must be a non-negative integer"
-            )
-        return int(value)
-
-
-def _message_counter(spec: Any) -> _MessageCounter:
-    """The ``_MessageCounter`` of a ``token_counter`` object: one per object for the recent ones, so that
-    ``SelectCache`` recognizes the counter (and the histories it costed) from call to call."""
-    with _counters_lock:
-        found = next((k for k, (known, _) in enumerate(_counters) if known is spec), None)
-        if found is None:
-            made = _MessageCounter(_list_counter(spec), getattr(spec, "__name__", type(spec).__name__))
-        else:
-            made = _counters.pop(found)[1]
-        _counters.insert(0, (spec, made))
-        del _counters[_MAX_COUNTERS:]
-    return made
-
-
-def _list_counter(spec: Any) -> Callable[[list[BaseMessage]], Any]:
-    """``messages -> int`` of a chat model or callable, as ``trim_messages`` reads its ``token_counter``."""
-    if hasattr(spec, "get_num_tokens_from_messages"):
-        return cast(Callable[[list[BaseMessage]], Any], spec.get_num_tokens_from_messages)
-    if not callable(spec):
-        raise DsgcTypeError(
-            "token_counter must be a callable (messages -> int, or message -> int), a chat model with "
-            f"get_num_tokens_from_messages or a tokenizer name, got {type(spec).__name__}"
-        )
-    try:
-        first = next(iter(inspect.signature(spec).parameters.values()), None)
-    except (TypeError, ValueError):  # a builtin such as len has no signature to read
-        first = None
-    if first is not None and first.annotation in (BaseMessage, "BaseMessage"):
-        return lambda messages: sum(spec(m) for m in messages)
-    return cast(Callable[[list[BaseMessage]], Any], spec)
 
 
 class _Selector:
@@ -185,7 +124,7 @@ class _Selector:
         self.include_system = include_system
         self.start_on = _message_types(start_on)
         self.options = _checked_options(strategy, options)
-        self.tokenizer, self.counter = _counting(token_counter, tokenizer)
+        self.tokenizer, self.counter = counting(token_counter, tokenizer)
 
     def inputs(self, messages: Any) -> list[BaseMessage]:
         """The messages selected over: checked, without the leading system ones unless ``include_system``."""
@@ -289,18 +228,6 @@ def _checked_options(strategy: Any, options: dict[str, Any]) -> dict[str, Any]:
     if cache is not None and not isinstance(cache, SelectCache):
         raise DsgcTypeError(f"cache must be a SelectCache, got {type(cache).__name__}")
     return options
-
-
-def _counting(spec: Any, tokenizer: Any) -> tuple[Any, _MessageCounter | None]:
-    """The ``tokenizer`` for ``select`` and the per-message counter (None: ``select`` costs messages)."""
-    if spec is not None and tokenizer is not None:
-        raise DsgcValueError("pass token_counter or tokenizer, not both")
-    if spec is None or (isinstance(spec, str) and spec != "approximate"):
-        chosen = tokenizer if spec is None else spec
-        token_counter(chosen)  # a bad tokenizer fails here (named ones are shared; objects keyed by identity)
-        return chosen, None
-    counter = _message_counter(count_tokens_approximately if spec == "approximate" else spec)
-    return counter.tokenizer, counter
 
 
 @overload
@@ -511,6 +438,7 @@ def _middleware_class() -> Callable[[ThreadMemory], AgentMiddleware]:
         def __init__(self, memory: ThreadMemory) -> None:
             super().__init__()
             self.memory = memory
+            self._decide = memory._decide  # this module's own method, bound here: ``memory`` is a ThreadMemory
 
         @property
         def name(self) -> str:
@@ -518,9 +446,7 @@ def _middleware_class() -> Callable[[ThreadMemory], AgentMiddleware]:
 
         def _request(self, request: ModelRequest) -> ModelRequest:
             system = request.system_message
-            sent = self.memory._decide(
-                [*([] if system is None else [system]), *request.messages], thread_of(get_config())
-            )
+            sent = self._decide([*([] if system is None else [system]), *request.messages], thread_of(get_config()))
             if system is not None and sent.kept and sent.kept[0] is system:
                 return request.override(
                     system_message=_appended(system, sent.tables), messages=cast(Any, sent.kept[1:])

@@ -1,6 +1,6 @@
 """The working ages of a store's active chat blocks from its per-slot chat facts (one kernel).
 
-A store's own structure, not a retention stage: its twin is ``messages.ChatUnits`` over the
+A store's own structure, not a retention stage: its twin is ``memory.chat.ChatUnits`` over the
 same blocks (``dsgc_fast.memory.chat`` states the rule; ``tests/test_store_gathers.py``).
 """
 

@@ -9,16 +9,19 @@ no engine module imports from here (``tests/test_layering.py``).
     ``checked_block``), with no database code.
 ``chat``
     the chat rules, once: roles, tool units, turn boundaries, live roots, working ages.
-``token_counts``, ``token_approx``
-    a block's cost in model tokens, framing included.
+``token_counts``, ``token_approx``, ``content_kinds``
+    a block's cost in model tokens, framing included; the content-part kinds and their costs.
 ``compaction``
     one compaction decision (``decide``) over the blocks' arrays, shared by the store and ``select``.
 ``digest``, ``digest_blocks``
     value-level retention: a tool result's digest and its cost.
-``explain``, ``explain_html``
-    what a decision kept and why (``CompactionReport``).
+``explain``, ``explain_text``, ``explain_html``
+    what a decision kept and why (``CompactionReport``), as data, text and a page.
+``records``
+    message and block records -> ``MemoryStore.add`` arguments and blocks -> messages, over
+    public data only (``Planner``, ``StoredBlocks``, ``SessionError``, JSONL).
 ``messages``
-    chat messages <-> blocks for a ``MemoryStore``.
+    chat messages <-> blocks for a ``MemoryStore`` (records and chat rules applied to a store).
 ``history``
     ``select``: the stateless decision over a history the caller owns.
 ``schema``

@@ -38,10 +38,10 @@ import numpy as np
 from dsgc_ref.contract import Reason
 
 from .._deferred import deferred
-from .._terminal import printable
 from ..graph import DependencyGraph
 from ..pins import ReferentIndex
 from ..result import Retention
+from . import explain_text
 from .block import Block
 from .digest_blocks import BlockDigest
 from .explain_html import render
@@ -179,62 +179,12 @@ class Decision:
         return self.digest is not None
 
     def why(self) -> str:
-        """A one-line reason naming the blocks, referents and numbers behind it.
-
-        Display text: characters that could steer a terminal are escaped (``printable``);
-        the exact ids and referents are in the other fields.
-        """
-        why = self._why()
-        if self.digest is not None:
-            why = f"digested ({_digest_text(self.digest)}); {why}"
-        return printable(why)
-
-    def _why(self) -> str:
-        r = self.reason
-        if r == Reason.KEPT_PINNED:
-            if self.root:
-                return "kept: live root (pinned)"
-            return f"kept: pinned through {_chain_text(self.chain, self.id)}"
-        if r == Reason.KEPT_CLOSURE:
-            return f"kept: closure of admitted block {self.chain.source}: {_chain_text(self.chain, self.id)}"
-        if r == Reason.KEPT_RELEVANCE:
-            return f"kept: relevance rank {self.rank} (r={self.relevance:.3g} >= support {self.support:.3g})"
-        if r == Reason.KEPT_PROPAGATION:
-            return f"kept: propagated support {self.support:.3g} > r={self.relevance:.3g} from {_support_text(self.support_from)}"
-        if r == Reason.KEPT_RECENCY:
-            return f"kept: recency ({self.newer} newer blocks)"
-        if r == Reason.KEPT_WORKING:
-            return f"kept: working-set support {self.working:.3g} > r={self.relevance:.3g} (a recent tool unit)"
-        if r == Reason.TABLED:
-            return "evicted: replaced by the binding table (" + ", ".join(map(str, self.tabled)) + ")"
-        if r == Reason.EVICTED_CUTOFF:
-            return f"evicted: below the prefix cutoff (rank {self.rank})"
-        needs = f"cost {self.cost}"
-        if self.unit:
-            needs = f"cost {self.unit_cost} with its closure {', '.join(self.unit)}"
-        unused = f"; {self.left} tokens left unused" if self.left else ""
-        return f"evicted: did not fit the budget (rank {self.rank}, {needs}{unused})"
+        """A one-line reason naming the blocks, referents and numbers behind it (``explain_text.why``)."""
+        return explain_text.why(self)
 
     def explain(self) -> str:
-        """Multi-line explanation: the reason, then every score part."""
-        lines = [
-            f"{self.id}: {self.why()}",
-            f"  rank {self.rank}, cost {self.cost}, {self.newer} newer blocks",
-            f"  similarity a = {self.similarity:.6g}",
-            f"  relevance  r = {self.relevance:.6g}",
-            f"  propagated pi = {self.propagated:.6g} (support lambda*pi = {self.support:.6g})",
-            f"  score      I = {self.score:.6g}",
-        ]
-        if self.working:
-            lines.append(f"  working-set support lambda*rho = {self.working:.6g} (a recent tool unit)")
-        if self.support_from:
-            lines.append(f"  support from dependents: {_support_text(self.support_from, limit=None)}")
-        if self.chain:
-            lines.append(f"  referent chain: {_chain_text(self.chain, self.id, limit=None)}")
-        if self.digest is not None:
-            lines.append(f"  digest: cost {self.digest.cost}, kept values: {' '.join(self.digest.kept)}")
-            lines.append(f"  digest: dropped values: {' '.join(self.digest.dropped) or '(none)'}")
-        return "\n".join(map(printable, lines))
+        """Multi-line explanation: the reason, then every score part (``explain_text.decision_lines``)."""
+        return explain_text.decision_lines(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -301,57 +251,12 @@ class CompactionReport:
         return self.decisions[block_id].explain()
 
     def table(self, preview: int = 40) -> str:
-        """A fixed-width table of every decision (oldest block first) with a summary line.
-
-        Ids, texts and referents are shown with terminal-steering characters escaped.
-        """
-        header = ("id", "decision", "rank", "cost", "score", "relevance", "support", "text", "why")
-        rows = []
-        for d in self.decisions.values():
-            text = printable(" ".join(self.texts.get(d.id, "").split()))
-            text = text if len(text) <= preview else text[: preview - 3] + "..."
-            rows.append(
-                (
-                    printable(d.id),
-                    "digested" if d.digested else "kept" if d.kept else "evicted",
-                    str(d.rank),
-                    str(d.cost),
-                    f"{d.score:.4f}",
-                    f"{d.relevance:.4f}",
-                    f"{d.support:.4f}",
-                    text,
-                    d.why(),
-                )
-            )
-        widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(header)]
-        right = {2, 3, 4, 5, 6}
-
-        def fmt(row: Sequence[str]) -> str:
-            cells = [c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(row, widths))]
-            return "  ".join(cells[:-1] + [row[-1]])
-
-        lines = [self.summary(), "", fmt(header), fmt(["-" * w for w in widths])]
-        lines += [fmt(r) for r in rows]
-        if self.binding_table is not None:
-            table = self.binding_table.block
-            lines += ["", printable(f"binding table {table.id} (cost {table.cost}):")]
-            lines += [printable(f"  {x}: {v} (from {src})") for x, v, src in self.binding_table.entries]
-        return "\n".join(lines)
+        """A fixed-width table of every decision (oldest block first) with a summary line (``explain_text.table``)."""
+        return explain_text.table(self, preview)
 
     def summary(self) -> str:
-        n = len(self.kept) + len(self.evicted)
-        line = (
-            f"policy {self.policy}, budget {self.budget}, used {self.used}: "
-            f"kept {len(self.kept)} of {n} blocks, evicted {len(self.evicted)}"
-        )
-        if self.truncated:
-            cuts = ", ".join(f"{i} ({t.original_cost} -> {t.cost} tokens)" for i, t in self.truncated.items())
-            line += f"; cut tool results {cuts}"
-        if self.digested:
-            line += f"; digested {len(self.digested)} ({', '.join(self.digested)})"
-        if self.over_budget:
-            line += "; OVER BUDGET: the live roots and the bindings they need do not fit, only the roots were kept"
-        return printable(line)
+        """One line: the policy, budget, tokens used, blocks kept and evicted (``explain_text.summary``)."""
+        return explain_text.summary(self)
 
     def to_dict(self) -> dict[str, Any]:
         table = self.binding_table
@@ -603,35 +508,6 @@ def _tabled_referents(table: BindingTableBlock | None, ids: Sequence[str]) -> di
         for x, _, src in table.entries:
             out[src] = out.get(src, ()) + (x,)
     return out
-
-
-def _chain_text(chain: ReferentChain, end: str, limit: int | None = 4) -> str:
-    """``b1 -uses 'x'-> b2 -uses 'y'-> end``; beyond ``limit`` steps the source, a count, the last step."""
-    if limit is None or len(chain) <= limit:
-        parts = [f"{b} -uses {x!r}->" for b, x in chain]
-        return " ".join([*parts, end])
-    block, referent = chain.last or ("", "")
-    return f"{chain.source} -> ... ({len(chain) - 1:,} more links) ... {block} -uses {referent!r}-> {end}"
-
-
-def _digest_text(digest: BlockDigest, limit: int = 6) -> str:
-    """``kept k of n values: v1 v2 ...; dropped m: w1 ...`` (the first ``limit`` of each)."""
-
-    def listed(words: tuple[str, ...]) -> str:
-        more = f" +{len(words) - limit} more" if len(words) > limit else ""
-        return " ".join(words[:limit]) + more
-
-    total = len(digest.kept) + len(digest.dropped)
-    text = f"kept {len(digest.kept)} of {total} values: {listed(digest.kept)}"
-    return text + (f"; dropped {len(digest.dropped)}: {listed(digest.dropped)}" if digest.dropped else "")
-
-
-def _support_text(sources: Sequence[tuple[str, float]], limit: int | None = 3) -> str:
-    shown = sources if limit is None else sources[:limit]
-    text = ", ".join(f"{j} (r={r:.3g})" for j, r in shown)
-    if limit is not None and len(sources) > limit:
-        text += f" and {len(sources) - limit} more"
-    return text or "no dependents"
 
 
 def _jsonable(value: Any) -> Any:

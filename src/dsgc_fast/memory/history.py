@@ -42,10 +42,11 @@ from ..pins import ReferentIndex
 from ._growable import Growable as _Growable
 from ._induced import InducedEdges
 from .block import Block, checked_block, copied_json
+from .chat import ChatUnits
 from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
 from .digest_blocks import BlockDigest, block_digest, digested_block
 from .explain import BlockRoles, CompactionReport, build_report
-from .messages import ChatUnits, SessionError, _Planner, chat_messages
+from .records import Planner, SessionError, chat_messages
 from .schema import DEFAULT_WIDTH
 from .store import (
     AGENT_PARAMS,
@@ -462,7 +463,7 @@ class _History:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self.planner = _Planner(counter)
+        self.planner = Planner(counter)
         self.records: list[Any] = []
         self.blocks: list[Block] = []
         self.ids: list[str] = []
@@ -542,7 +543,7 @@ class _History:
         return self._state
 
     def roots(self, live: Sequence[int]) -> np.ndarray:
-        """The live roots with the messages at positions ``live`` added (``messages.live_roots``)."""
+        """The live roots with the messages at positions ``live`` added (``chat.live_roots``)."""
         if isinstance(live, (str, bytes)) or not isinstance(live, Sequence):
             raise DsgcTypeError(f"live must be a sequence of message positions, got {type(live).__name__}")
         n = len(self.blocks)
