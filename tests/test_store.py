@@ -569,5 +569,5 @@ def test_a_bulk_eviction_leaves_no_oversized_table_behind():
         else:
             store.delete([f"n{i}" for i in range(2990)])
         assert 0 < len(store) <= 10
-        assert sys.getsizeof(store._active_blocks) <= small
+        assert sys.getsizeof(store.columns.blocks) <= small
         store.close()

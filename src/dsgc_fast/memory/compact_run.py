@@ -1,0 +1,215 @@
+"""The compaction run of a ``MemoryStore``: one decision (``compaction.decide``) and its transaction.
+
+``compact`` and ``compact_turn`` gather the blocks' arrays from the store's columns
+(``columns.BlockColumns``), decide with the same function ``select`` uses, build the
+report, and write the outcome in one archive transaction *before* the columns change: the
+evicted blocks move to the archive with their reasons, cut and digested blocks are
+rewritten, a binding table becomes a new active block.  Its cost beyond ``retain`` is
+O(active blocks + their links), whatever the archive holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from dsgc_ref.contract import (
+    BindingTable,
+    DsgcTypeError,
+    DsgcValueError,
+    Params,
+    ReferentEvictionError,
+    is_integer_scalar,
+    listing,
+)
+
+from ..pins import closure
+from .chat import CALL_PREFIX, RESULT_PREFIX
+from .columns import query_embedding
+from .compaction import REASON_LABELS, BlockTexts, cut_block, decide, table_block, tool_messages
+from .core import StoreCore
+from .digest_blocks import digested_block
+from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_report
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """The knobs of one compaction besides the query, the budget and the roots (as ``MemoryStore.compact`` takes them)."""
+
+    params: Params
+    query_weights: Any = None
+    mode: str = "exact"
+    on_over_budget: str = "raise"
+    digests: bool = False
+
+
+def compact(
+    core: StoreCore, query: Any, budget: int, live: Iterable[str], ages: Mapping[str, int] | None, options: Options
+) -> CompactionReport:
+    """``MemoryStore.compact``: the pinned blocks and ``live`` are the roots, ``ages`` the working ages by id."""
+    query_emb, query_text = query_embedding(query, core.encode)
+    slots = core.columns.active_slots()
+    roots = live_roots(core, slots, live)
+    agent = options.params.policy == "agent"
+    working = local_ages(core, slots, ages) if ages is not None and agent else None
+    return run(core, query_emb, query_text, budget, slots, roots, working, options)
+
+
+def compact_turn(
+    core: StoreCore, budget: int, query: Any, live: Iterable[str], options: Options
+) -> CompactionReport | None:
+    """``messages.compact_messages`` on the store's chat facts (None, changing nothing, when they are ambiguous).
+
+    The live roots are the pinned blocks, the newest user turn and ``live``, each with its
+    whole tool-call unit; the tool blocks before the newest user message get their working
+    ages; the query defaults to that user message's text (``messages.ChatUnits`` states the rules).
+    """
+    columns = core.columns
+    if columns.chat.ambiguous:
+        return None
+    slots = columns.active_slots()
+    ages, turn = columns.chat.ages(slots, columns.active.view())
+    if query is None:
+        if turn is None:
+            raise DsgcValueError("query is required: the store has no user message to use as the query")
+        query = columns.blocks[int(slots[turn])].text
+    query_emb, query_text = query_embedding(query, core.encode)
+    roots = turn_roots(core, slots, turn, live)
+    working = ages if options.params.policy == "agent" else None
+    return run(core, query_emb, query_text, budget, slots, roots, working, options)
+
+
+def turn_roots(core: StoreCore, slots: np.ndarray, turn: int | None, live: Iterable[str]) -> np.ndarray:
+    """Positions in ``slots`` of the pinned blocks, the turn from position ``turn`` and ``live``, with their tool-call units."""
+    from .store import _id_list as id_list  # moving to block.py (the block model apart)
+
+    columns = core.columns
+    named = id_list("live", live)
+    elsewhere = sorted(i for i in named if columns.slot_of.get(i) not in columns.blocks)
+    if elsewhere:
+        live_roots(core, slots, elsewhere)  # raises, naming the first as ``compact`` would
+    chosen = set(slots[columns.pinned.view()[slots]].tolist())
+    chosen.update(slots[turn:].tolist() if turn is not None else (), map(columns.slot_of.__getitem__, named))
+    frontier = list(chosen)
+    while frontier:
+        for referent in columns.uses[frontier.pop()]:
+            if referent.startswith((CALL_PREFIX, RESULT_PREFIX)):
+                binder = columns.newest_active_binder(referent)
+                if binder is not None and binder not in chosen:
+                    chosen.add(binder)
+                    frontier.append(binder)
+    return np.searchsorted(slots, np.array(sorted(chosen), dtype=np.int64))
+
+
+def live_roots(core: StoreCore, slots: np.ndarray, live: Iterable[str]) -> np.ndarray:
+    """The positions in ``slots`` of the pinned blocks and of the ids in ``live``, ascending."""
+    from .store import _id_list as id_list  # moving to block.py (the block model apart)
+
+    columns = core.columns
+    chosen = set(np.flatnonzero(columns.pinned.view()[slots]).tolist())
+    for block_id in id_list("live", live):
+        slot = core.slot(block_id)
+        if slot not in columns.blocks:
+            hint = "; recall it first" if columns.state(slot) == "archived" else ""
+            raise DsgcValueError(f"live root {block_id!r} is {columns.state(slot)}{hint}")
+        chosen.add(int(np.searchsorted(slots, slot)))
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
+def local_ages(core: StoreCore, slots: np.ndarray, ages: Mapping[str, int]) -> np.ndarray:
+    """Working ages by position in ``slots`` (blocks not named get 0)."""
+    if not isinstance(ages, Mapping):
+        raise DsgcTypeError(f"ages must be a mapping block id -> working age, got {type(ages).__name__}")
+    out = np.zeros(slots.shape[0], dtype=np.int64)
+    for block_id, age in ages.items():
+        slot = core.slot(block_id)
+        if slot not in core.columns.blocks:
+            raise DsgcValueError(f"ages names block {block_id!r}, which is {core.columns.state(slot)}")
+        if not is_integer_scalar(age) or not 0 <= int(age) <= slots.shape[0]:
+            raise DsgcValueError(f"ages[{block_id!r}] must be an integer in [0, {slots.shape[0]}], got {age!r}")
+        out[int(np.searchsorted(slots, slot))] = int(age)
+    return out
+
+
+def run(
+    core: StoreCore, query_emb: np.ndarray, query_text: str, budget: int, slots: np.ndarray, roots: np.ndarray,
+    working: np.ndarray | None, options: Options,
+) -> CompactionReport:  # fmt: skip
+    """The compaction of the active blocks ``slots`` with the live ``roots`` and working ages by position."""
+    columns, archive, p = core.columns, core.archive, options.params
+    graph = columns.active_graph(slots)
+    index = columns.active_index(slots)
+    embs = columns.emb.view()[slots] if columns.emb is not None else np.empty((0, query_emb.shape[-1]))
+    active = dict(columns.blocks)  # this compaction's own view: later adds and cuts replace, never edit
+    if not isinstance(options.digests, bool):
+        raise DsgcTypeError(f"digests must be a bool, got {type(options.digests).__name__}")
+    digest_of = (
+        core.digests.of(slots.tolist(), active, core.counter) if options.digests and p.policy == "agent" else None
+    )
+    try:
+        outcome = decide(
+            query_emb, embs, columns.cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
+            counter=core.counter, ages=working, query_weights=options.query_weights, mode=options.mode,
+            on_over_budget=options.on_over_budget, digests=digest_of,
+            tool_results=lambda found: tool_messages([active[s] for s in slots.tolist()], found),
+        )  # fmt: skip
+    except ReferentEvictionError as exc:
+        pinned_ids = columns.names_of(slots[np.flatnonzero(closure(index, roots))])
+        root_ids = columns.names_of(slots[roots])
+        raise ReferentEvictionError(
+            f"{exc}; pinned block ids {listing(pinned_ids)} (live roots {listing(root_ids)})",
+            pinned=exc.pinned, roots=exc.roots, pinned_cost=exc.pinned_cost, root_cost=exc.root_cost,
+            table_cost=exc.table_cost, budget=exc.budget, pinned_ids=pinned_ids, root_ids=root_ids,
+        ) from None  # fmt: skip
+    result = outcome.result
+    ids = columns.names_of(slots)
+    table = binding_table_block(core, result.binding_table, ids)
+    cut = {int(slots[i]): cut_block(active[int(slots[i])], t) for i, t in outcome.truncated.items()}
+    cut.update((int(slots[i]), digested_block(active[int(slots[i])], d)) for i, d in outcome.digested.items())
+    report = build_report(
+        ids,
+        result,
+        costs=outcome.costs,
+        graph=graph,
+        referents=index,
+        roots=roots,
+        lambda_pi=p.effective_lambda,
+        query=query_text,
+        texts=BlockTexts(active, columns.slot_of, cut),
+        table_block=table,
+        over_budget=outcome.over_budget,
+        truncated={ids[i]: t for i, t in outcome.truncated.items()},
+        roles=BlockRoles(ids, lambda block_id: active[columns.slot_of[block_id]]),
+        digested={ids[i]: d.detached() for i, d in outcome.digested.items()},
+    )
+    gone = result.evicted
+    evicted = dict(zip(slots[gone].tolist(), map(REASON_LABELS.__getitem__, result.reasons[gone].tolist())))
+    with archive.transaction():
+        number = archive.log_compaction(
+            query_text, result.budget, result.policy, len(report.kept), len(report.evicted), int(result.used)
+        )
+        for block in cut.values():
+            archive.update_active(block)
+        archive.archive_blocks(evicted, number)
+        if table is not None:
+            archive.insert_active([(table.block, None)])
+    report.compaction = number
+    for block in cut.values():
+        columns.replace(block)
+    columns.drop_active(evicted)
+    columns.set_active_slots(slots[result.mask])
+    if table is not None:
+        columns.append(table.block, table.block.embedding, active=True)
+    return report
+
+
+def binding_table_block(core: StoreCore, table: BindingTable | None, ids: list[str]) -> BindingTableBlock | None:
+    """The escalation's binding table as a new active block (``compaction.table_block``), embedded."""
+    made = table_block(table, ids, core.columns.total, core.columns.slot_of, core.counter)
+    if made is None:
+        return None
+    embedding = core.stored(core.encode([made.block.text], "encoder(binding table)")[0])
+    return BindingTableBlock(dataclasses.replace(made.block, embedding=embedding), made.entries)
