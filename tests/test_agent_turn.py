@@ -92,16 +92,15 @@ def test_ambiguous_call_ids_take_the_rules_path():
     assert compact_messages(store, 100).kept == ["b0", "b1", "b2", "b3", "m4"]
 
 
-def test_compaction_work_does_not_grow_with_the_archive():
-    """The arrays a compaction gathers hold the active blocks only, whatever the archive holds."""
-    small, large = AgentSession(archived=0, warm=3), AgentSession(archived=3_000, warm=3)
-    for session in (small, large):
-        slots = session.store.columns.active_slots()
-        graph = session.store.columns.active_graph(slots)
-        index = session.store.columns.active_index(slots)
-        assert graph.n == index.n == slots.size < 400
-        assert index.use_ids.size < 4 * slots.size
-    assert large.store.total > 10 * small.store.total
+def test_a_compaction_decides_over_every_block_not_deleted():
+    """The decision covers the archive too (issue 26, item 2): O(blocks not deleted) per compaction, docs/memory.md."""
+    session = AgentSession(archived=300, warm=3)
+    store = session.store
+    store.delete(store.archived_ids()[:5])
+    history = set(store.ids()) | set(store.archived_ids())
+    report = compact_messages(store, session.budget)
+    assert set(report.kept) | set(report.evicted) == history and not set(report.kept) & set(report.evicted)
+    assert set(report.kept) <= set(store.ids())
 
 
 def test_the_active_slots_follow_adds_evictions_recalls_and_deletions():

@@ -114,7 +114,9 @@ def _check(store: MemoryStore) -> None:
     np.testing.assert_array_equal(index.need_blocks, reference.need_blocks)
     touched = {x for b in blocks for x in (*b.uses, *b.binds)}
     assert set(index.names) == touched
-    assert [store.columns.referents.ids[x] for x in index.names] == sorted(store.columns.referents.ids[x] for x in touched)
+    assert [store.columns.referents.ids[x] for x in index.names] == sorted(
+        store.columns.referents.ids[x] for x in touched
+    )
     bound = {x: k for k, b in enumerate(blocks) for x in b.binds}  # the newest active binder
     assert {index.names[k]: int(b) for k, b in enumerate(index.live_binder.tolist()) if b >= 0} == bound
     if not store.columns.chat.ambiguous:

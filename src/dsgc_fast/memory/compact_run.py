@@ -1,11 +1,18 @@
-"""The compaction run of a ``MemoryStore``: one decision (``compaction.decide``) and its transaction.
+"""The compaction run of a ``MemoryStore``: one decision (``compaction.decide``) over its whole history, and its transaction.
 
-``compact`` and ``compact_turn`` gather the blocks' arrays from the store's columns
-(``columns.BlockColumns``), decide with the same function ``select`` uses, build the
-report, and write the outcome in one archive transaction *before* the columns change: the
-evicted blocks move to the archive with their reasons, cut and digested blocks are
-rewritten, a binding table becomes a new active block.  Its cost beyond ``retain`` is
-O(active blocks + their links), whatever the archive holds.
+The store compacts by the same function ``select`` applies to a history it does not own, over
+every block that is not deleted, active or archived: so a block still used is never absent from
+what is sent, and ``recall`` is an optimization, not a semantic.  ``compact`` and
+``compact_turn`` gather the arrays of those blocks from the store's columns
+(``columns.BlockColumns``), decide, build the report and write the outcome in one archive
+transaction *before* the columns change: archived blocks the decision keeps return to the
+active set, evicted active blocks move to the archive with their reasons (an archived block
+evicted again keeps the compaction and reason that archived it), cut and digested blocks are
+rewritten, a binding table becomes a new active block.  The archive stays the record.
+
+Cost: O(blocks not deleted + their links) per compaction, vectorized (one gather and one kernel
+per array) beside ``retain`` itself, plus one read of the archived blocks' rows (their text and
+meta, for the report, the tool results a cut needs and their digests).
 """
 
 from __future__ import annotations
@@ -37,7 +44,16 @@ from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_repo
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """The knobs of one compaction besides the query, the budget and the roots (as ``MemoryStore.compact`` takes them)."""
+    """The knobs of one compaction besides the query, the budget and the roots (as ``MemoryStore.compact`` takes them).
+
+    ``params``: the scoring knobs (as in ``retain``); ``mode``: ``"exact"`` or ``"fast"``;
+    ``on_over_budget``: what happens when even the roots and the bindings they need exceed the
+    budget (``compaction``): raise ``ReferentEvictionError`` and change nothing, keep the roots
+    alone, or cut the largest tool results among them (a cut block keeps its cut text, message
+    and cost; its original content and cost stay in ``meta["truncated"]``); ``digests``: with
+    the agent policy a tool result may stay as its digest (its whole in ``meta["digested"]``,
+    ``recall`` makes it whole again).
+    """
 
     params: Params
     query_weights: Any = None
@@ -45,13 +61,23 @@ class Options:
     on_over_budget: str = "raise"
     digests: bool = False
 
+    @classmethod
+    def of(
+        cls, default: Params, params: Params | None, overrides: Mapping[str, Any], query_weights: Any, mode: str,
+        on_over_budget: str, digests: bool,
+    ) -> Options:  # fmt: skip
+        """The options of a call: ``params`` (None: the store's ``default``) with the keyword ``overrides``, the rest as given."""
+        return cls(
+            Params.of(default if params is None else params, **overrides), query_weights, mode, on_over_budget, digests
+        )
+
 
 def compact(
     core: StoreCore, query: Any, budget: int, live: Iterable[str], ages: Mapping[str, int] | None, options: Options
 ) -> CompactionReport:
     """``MemoryStore.compact``: the pinned blocks and ``live`` are the roots, ``ages`` the working ages by id."""
     query_emb, query_text = query_embedding(query, core.encode)
-    slots = core.columns.active_slots()
+    slots = core.columns.live_slots()
     roots = live_roots(core, slots, live)
     agent = options.params.policy == "agent"
     working = local_ages(core, slots, ages) if ages is not None and agent else None
@@ -65,17 +91,18 @@ def compact_turn(
 
     The live roots are the pinned blocks, the newest user turn and ``live``, each with its
     whole tool-call unit; the tool blocks before the newest user message get their working
-    ages; the query defaults to that user message's text (``messages.ChatUnits`` states the rules).
+    ages; the query defaults to that user message's text (``messages.ChatUnits`` states the
+    rules), all over the blocks not deleted.
     """
     columns = core.columns
     if columns.chat.ambiguous:
         return None
-    slots = columns.active_slots()
-    ages, turn = columns.chat.ages(slots, columns.active.view())
+    slots = columns.live_slots()
+    ages, turn = columns.chat.ages(slots, ~columns.deleted.view())
     if query is None:
         if turn is None:
             raise DsgcValueError("query is required: the store has no user message to use as the query")
-        query = columns.blocks[int(slots[turn])].text
+        query = core.block(int(slots[turn])).text
     query_emb, query_text = query_embedding(query, core.encode)
     roots = turn_roots(core, slots, turn, live)
     working = ages if options.params.policy == "agent" else None
@@ -84,20 +111,14 @@ def compact_turn(
 
 def turn_roots(core: StoreCore, slots: np.ndarray, turn: int | None, live: Iterable[str]) -> np.ndarray:
     """Positions in ``slots`` of the pinned blocks, the turn from position ``turn`` and ``live``, with their tool-call units."""
-    from .store import _id_list as id_list  # moving to block.py (the block model apart)
-
     columns = core.columns
-    named = id_list("live", live)
-    elsewhere = sorted(i for i in named if columns.slot_of.get(i) not in columns.blocks)
-    if elsewhere:
-        live_roots(core, slots, elsewhere)  # raises, naming the first as ``compact`` would
-    chosen = set(slots[columns.pinned.view()[slots]].tolist())
-    chosen.update(slots[turn:].tolist() if turn is not None else (), map(columns.slot_of.__getitem__, named))
+    chosen = set(slots[live_roots(core, slots, live)].tolist())
+    chosen.update(slots[turn:].tolist() if turn is not None else ())
     frontier = list(chosen)
     while frontier:
         for referent in columns.uses[frontier.pop()]:
             if referent.startswith((CALL_PREFIX, RESULT_PREFIX)):
-                binder = columns.newest_active_binder(referent)
+                binder = columns.newest_binder.get(referent)
                 if binder is not None and binder not in chosen:
                     chosen.add(binder)
                     frontier.append(binder)
@@ -105,16 +126,14 @@ def turn_roots(core: StoreCore, slots: np.ndarray, turn: int | None, live: Itera
 
 
 def live_roots(core: StoreCore, slots: np.ndarray, live: Iterable[str]) -> np.ndarray:
-    """The positions in ``slots`` of the pinned blocks and of the ids in ``live``, ascending."""
+    """The positions in ``slots`` (the blocks not deleted) of the pinned blocks and of the ids in ``live``, ascending."""
     from .store import _id_list as id_list  # moving to block.py (the block model apart)
 
-    columns = core.columns
-    chosen = set(np.flatnonzero(columns.pinned.view()[slots]).tolist())
+    chosen = set(np.flatnonzero(core.columns.pinned.view()[slots]).tolist())
     for block_id in id_list("live", live):
         slot = core.slot(block_id)
-        if slot not in columns.blocks:
-            hint = "; recall it first" if columns.state(slot) == "archived" else ""
-            raise DsgcValueError(f"live root {block_id!r} is {columns.state(slot)}{hint}")
+        if core.columns.deleted.view()[slot]:
+            raise DsgcValueError(f"live root {block_id!r} is deleted")
         chosen.add(int(np.searchsorted(slots, slot)))
     return np.array(sorted(chosen), dtype=np.int64)
 
@@ -126,8 +145,8 @@ def local_ages(core: StoreCore, slots: np.ndarray, ages: Mapping[str, int]) -> n
     out = np.zeros(slots.shape[0], dtype=np.int64)
     for block_id, age in ages.items():
         slot = core.slot(block_id)
-        if slot not in core.columns.blocks:
-            raise DsgcValueError(f"ages names block {block_id!r}, which is {core.columns.state(slot)}")
+        if core.columns.deleted.view()[slot]:
+            raise DsgcValueError(f"ages names block {block_id!r}, which is deleted")
         if not is_integer_scalar(age) or not 0 <= int(age) <= slots.shape[0]:
             raise DsgcValueError(f"ages[{block_id!r}] must be an integer in [0, {slots.shape[0]}], got {age!r}")
         out[int(np.searchsorted(slots, slot))] = int(age)
@@ -138,23 +157,25 @@ def run(
     core: StoreCore, query_emb: np.ndarray, query_text: str, budget: int, slots: np.ndarray, roots: np.ndarray,
     working: np.ndarray | None, options: Options,
 ) -> CompactionReport:  # fmt: skip
-    """The compaction of the active blocks ``slots`` with the live ``roots`` and working ages by position."""
+    """The compaction of the blocks ``slots`` (every block not deleted) with the live ``roots`` and working ages by position."""
     columns, archive, p = core.columns, core.archive, options.params
-    graph = columns.active_graph(slots)
+    graph = columns.active_graph(slots, ~columns.deleted.view())
     index = columns.active_index(slots)
     embs = columns.emb.view()[slots] if columns.emb is not None else np.empty((0, query_emb.shape[-1]))
-    active = dict(columns.blocks)  # this compaction's own view: later adds and cuts replace, never edit
+    held = dict(columns.blocks)  # this compaction's own view: later adds and cuts replace, never edit
+    archived = [a.block.detached() for a in archive.archived(columns.archived_slots())]
+    blocks = {**held, **{block.seq: block for block in archived}}
     if not isinstance(options.digests, bool):
         raise DsgcTypeError(f"digests must be a bool, got {type(options.digests).__name__}")
     digest_of = (
-        core.digests.of(slots.tolist(), active, core.counter) if options.digests and p.policy == "agent" else None
+        core.digests.of(slots.tolist(), blocks, core.counter) if options.digests and p.policy == "agent" else None
     )
     try:
         outcome = decide(
             query_emb, embs, columns.cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
             counter=core.counter, ages=working, query_weights=options.query_weights, mode=options.mode,
             on_over_budget=options.on_over_budget, digests=digest_of,
-            tool_results=lambda found: tool_messages([active[s] for s in slots.tolist()], found),
+            tool_results=lambda found: tool_messages([blocks[s] for s in slots.tolist()], found),
         )  # fmt: skip
     except ReferentEvictionError as exc:
         pinned_ids = columns.names_of(slots[np.flatnonzero(closure(index, roots))])
@@ -167,8 +188,8 @@ def run(
     result = outcome.result
     ids = columns.names_of(slots)
     table = binding_table_block(core, result.binding_table, ids)
-    cut = {int(slots[i]): cut_block(active[int(slots[i])], t) for i, t in outcome.truncated.items()}
-    cut.update((int(slots[i]), digested_block(active[int(slots[i])], d)) for i, d in outcome.digested.items())
+    cut = {int(slots[i]): cut_block(blocks[int(slots[i])], t) for i, t in outcome.truncated.items()}
+    cut.update((int(slots[i]), digested_block(blocks[int(slots[i])], d)) for i, d in outcome.digested.items())
     report = build_report(
         ids,
         result,
@@ -178,29 +199,34 @@ def run(
         roots=roots,
         lambda_pi=p.effective_lambda,
         query=query_text,
-        texts=BlockTexts(active, columns.slot_of, cut),
+        texts=BlockTexts(blocks, columns.slot_of, cut),
         table_block=table,
         over_budget=outcome.over_budget,
         truncated={ids[i]: t for i, t in outcome.truncated.items()},
-        roles=BlockRoles(ids, lambda block_id: active[columns.slot_of[block_id]]),
+        roles=BlockRoles(ids, lambda block_id: blocks[columns.slot_of[block_id]]),
         digested={ids[i]: d.detached() for i, d in outcome.digested.items()},
     )
-    gone = result.evicted
+    active = columns.active.view()
+    gone = result.evicted[active[slots[result.evicted]]]  # evicted now; an archived block evicted again stays as it is
     evicted = dict(zip(slots[gone].tolist(), map(REASON_LABELS.__getitem__, result.reasons[gone].tolist())))
+    kept = slots[result.mask]
+    back = kept[~active[kept]].tolist()  # archived blocks kept: back to the active set
     with archive.transaction():
         number = archive.log_compaction(
             query_text, result.budget, result.policy, len(report.kept), len(report.evicted), int(result.used)
         )
+        restored = archive.restore_blocks(back) if back else []
         for block in cut.values():
             archive.update_active(block)
         archive.archive_blocks(evicted, number)
         if table is not None:
             archive.insert_active([(table.block, None)])
     report.compaction = number
+    columns.mark_active(restored)
     for block in cut.values():
         columns.replace(block)
     columns.drop_active(evicted)
-    columns.set_active_slots(slots[result.mask])
+    columns.set_active_slots(kept)
     if table is not None:
         columns.append(table.block, table.block.embedding, active=True)
     return report

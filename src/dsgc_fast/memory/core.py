@@ -236,6 +236,11 @@ class StoreCore:
         """The block at ``slot`` (not deleted): an active one with a copy of its embedding, an archived one read back."""
         return self.with_embedding(slot) if slot in self.columns.blocks else self.archived_block(slot)
 
+    def block_as_held(self, slot: int) -> Block:
+        """The block at ``slot`` (not deleted) without its embedding: an active one as held, an archived one read back."""
+        block = self.columns.blocks.get(slot)
+        return block if block is not None else self.archived_block(slot).detached()
+
     def with_embedding(self, slot: int) -> Block:
         """The active block at ``slot`` with a copy of its embedding."""
         return self.columns.blocks[slot].detached(self.columns.embeddings()[slot].copy())

@@ -754,7 +754,7 @@ def _compact_turn(
     report = store.compact_turn(budget, query=query, live=live, on_over_budget=on_over_budget, **options)
     if report is not None:
         return report
-    units = ChatUnits(store.active_blocks())  # the rules themselves, for blocks the store's chat facts cannot follow
+    units = ChatUnits(store.history())  # the rules themselves, for blocks the store's chat facts cannot follow
     if query is None:
         if units.turn_start is None:
             raise DsgcValueError("query is required: the store has no user message to use as the query")

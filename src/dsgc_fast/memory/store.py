@@ -31,9 +31,10 @@ it records the encoder's and the tokenizer's names and refuses different ones wh
 stored values exactly (float16 and float32 widen to float64 without rounding).
 
 Per-block data lives in the columns (``columns.BlockColumns``: append-only arrays that grow
-by doubling), so ``add`` is amortized O(1); ``compact`` gathers the active blocks' rows and
-ranges (one kernel each), in O(active blocks + their links) whatever the archive holds, and
-never rebuilds anything per turn.  The store remembers the rows of the texts it encoded last
+by doubling), so ``add`` is amortized O(1).  ``compact`` decides over the whole history, every
+block not deleted (``compact_run``): it gathers their rows and ranges (one kernel each) in
+O(blocks not deleted + their links), reads the archived rows once, and never rebuilds anything
+per turn.  The store remembers the rows of the texts it encoded last
 (``core.RECENT_TEXTS``), so a batch encoded in one call (``messages.add_messages``) and a
 query that repeats a block's text cost no second encoder call.
 
@@ -142,8 +143,7 @@ class MemoryStore:
 
     @property
     def columns(self) -> BlockColumns:
-        """The store's ``columns.BlockColumns``, read-only: hold ``held()`` for a consistent read (``messages``' planner
-        reads ``slot_of``/``newest_binder``/``ids`` without it and is checked again when it adds)."""
+        """The store's ``columns.BlockColumns``, read-only (hold ``held()`` for a consistent read)."""
         return self._core.columns
 
     def _enter(self) -> None:
@@ -280,6 +280,11 @@ class MemoryStore:
         return list(map(self._core.columns.blocks.__getitem__, self._core.columns.active_slots().tolist()))
 
     @_serialized
+    def history(self) -> list[Block]:
+        """Every block not deleted, oldest first (active ones as held, archived ones read back): what ``compact`` decides over."""
+        return [self._core.block_as_held(s) for s in self._core.columns.live_slots().tolist()]
+
+    @_serialized
     def older_blocks(self, end: int, count: int) -> tuple[list[Block], int]:
         """Up to ``count`` of the newest blocks older than seq ``end``, not deleted, newest first, and the seq to go on from (``recall.older_blocks``)."""
         return recalling.older_blocks(self._core, end, count)
@@ -317,14 +322,13 @@ class MemoryStore:
         query_weights: Any = None, ages: Mapping[str, int] | None = None, mode: str = "exact",
         on_over_budget: str = "raise", digests: bool = False, **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:  # fmt: skip
-        """Keep what fits ``budget`` for ``query``; archive the rest; explain every decision (``compact_run.compact``).
+        """Keep what fits ``budget`` for ``query`` over the whole history; archive the rest; explain every decision.
 
-        ``query``: text(s) (weighted by ``query_weights``) or a (d,)/(m, d) embedding; ``params``/``overrides``: as
-        in ``retain``; ``live``: further roots (pinned blocks always are); ``ages``: working ages by id (agent policy);
-        ``on_over_budget``: ``"raise"``, ``"roots_only"`` or ``"truncate"`` (a cut block keeps its original in
-        ``meta["truncated"]``); ``digests``: a tool result may stay as its digest (``recall`` makes it whole).
+        ``query``: text(s) (weighted by ``query_weights``) or a (d,)/(m, d) embedding; ``live``: further roots (the
+        pinned blocks always are); ``ages``: working ages by id; ``on_over_budget``: ``"raise"``, ``"roots_only"``
+        or ``"truncate"``; ``digests``: tool results may stay as digests.  Details: ``compact_run``, docs/memory.md.
         """
-        options = compact_run.Options(self._params(params, overrides), query_weights, mode, on_over_budget, digests)
+        options = compact_run.Options.of(self.params, params, overrides, query_weights, mode, on_over_budget, digests)
         return compact_run.compact(self._core, query, budget, live, ages, options)
 
     @_serialized
@@ -335,11 +339,8 @@ class MemoryStore:
     ) -> CompactionReport | None:  # fmt: skip
         """``compact`` of a chat session on the store's chat facts (``compact_run.compact_turn``); None, changing
         nothing, when they are ambiguous (``messages.compact_messages`` then applies the chat rules itself)."""
-        options = compact_run.Options(self._params(params, overrides), query_weights, mode, on_over_budget, digests)
+        options = compact_run.Options.of(self.params, params, overrides, query_weights, mode, on_over_budget, digests)
         return compact_run.compact_turn(self._core, budget, query, live, options)
-
-    def _params(self, params: Params | None, overrides: Mapping[str, Any]) -> Params:
-        return Params.of(params if params is not None else self.params, **overrides)
 
     @_serialized
     def recall(self, ids: str | Iterable[str]) -> list[Block]:
