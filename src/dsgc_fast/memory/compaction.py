@@ -524,24 +524,26 @@ class BlockTexts(Mapping[str, str]):
     """Block id -> text of the blocks a compaction decided on, as sent (cut or digested texts where so):
     the report's ``texts``.
 
-    ``blocks`` is the compaction's own slot -> block mapping (blocks are frozen, and a store
-    replaces a block, never edits it), ``sent`` the blocks sent in place of some of them, and
-    ``slot_of`` the id -> slot map, which only grows and never changes an entry: so a later
-    ``add``, cut or eviction cannot change the mapping or break an iteration over it.
+    ``ids`` are the compaction's blocks in order; ``blocks`` its own slot -> block mapping
+    (blocks are frozen, and a store replaces a block, never edits it), ``sent`` the blocks sent
+    in place of some of them, and ``slot_of`` the id -> slot map, which only grows and never
+    changes an entry: so a later ``add``, cut or eviction cannot change the mapping or break an
+    iteration over it.
     """
 
-    def __init__(self, blocks: Mapping[int, Block], slot_of: Mapping[str, int], sent: Mapping[int, Block]) -> None:
-        self._blocks, self._slot_of, self._sent = blocks, slot_of, sent
+    def __init__(
+        self, ids: Sequence[str], blocks: Mapping[int, Block], slot_of: Mapping[str, int], sent: Mapping[int, Block]
+    ) -> None:
+        self._ids, self._blocks, self._slot_of, self._sent = ids, blocks, slot_of, sent
 
     def __getitem__(self, block_id: str) -> str:
         slot = self._slot_of.get(block_id, -1)
-        block = self._sent.get(slot) or self._blocks.get(slot)
-        if block is None:
+        if slot not in self._blocks:
             raise KeyError(block_id)
-        return block.text
+        return (self._sent.get(slot) or self._blocks[slot]).text
 
     def __iter__(self) -> Iterator[str]:
-        return (block.id for block in self._blocks.values())
+        return iter(self._ids)
 
     def __len__(self) -> int:
-        return len(self._blocks)
+        return len(self._ids)

@@ -43,19 +43,23 @@ class StoreCore:
         Gives block costs.
     encode_texts : callable
         ``texts -> (n, d)`` rows.
+    lock : RLock
+        The store's lock (``read_archived`` takes it).
     """
 
     def __init__(
-        self, archive: Archive, width: np.dtype, counter: TokenCounter, encode_texts: Callable[[list[str]], Any]
-    ) -> None:
+        self, archive: Archive, width: np.dtype, counter: TokenCounter, encode_texts: Callable[[list[str]], Any],
+        lock: Any,
+    ) -> None:  # fmt: skip
         self.archive, self.width, self.counter, self.encode_texts = archive, width, counter, encode_texts
+        self.lock = lock
         self.recent_rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self.digests = BlockDigests()
         self.columns = BlockColumns(width)
 
     @classmethod
     def opened(
-        cls, archive: Archive, width: np.dtype | None, counter: TokenCounter, encoder: tuple[Any, Callable]
+        cls, archive: Archive, width: np.dtype | None, counter: TokenCounter, encoder: tuple[Any, Callable], lock: Any
     ) -> StoreCore:
         """The core of ``archive``, rebuilt, with the encoder's and tokenizer's names recorded; the archive is closed on any error.
 
@@ -65,7 +69,7 @@ class StoreCore:
         """
         try:
             try:
-                core = cls(archive, archive.settle_width(width), counter, encoder[1])
+                core = cls(archive, archive.settle_width(width), counter, encoder[1], lock)
                 core.rebuild()
                 core.record_names(getattr(encoder[0], "name", None))
             except sqlite3.DatabaseError as exc:
@@ -235,6 +239,17 @@ class StoreCore:
     def block(self, slot: int) -> Block:
         """The block at ``slot`` (not deleted): an active one with a copy of its embedding, an archived one read back."""
         return self.with_embedding(slot) if slot in self.columns.blocks else self.archived_block(slot)
+
+    def read_archived(self, slot: int) -> Block:
+        """The archived block at ``slot`` without its embedding, read holding ``lock``; ``KeyError`` if it was deleted
+        or the archive closed since (a report's explanation reads blocks this way after its compaction)."""
+        with self.lock:
+            try:
+                if not self.columns.deleted.view()[slot]:
+                    return self.archived_block(slot).detached()
+            except (sqlite3.Error, RuntimeError, ValueError):
+                pass  # the archive was closed, or the block moved on
+            raise KeyError(slot)
 
     def block_as_held(self, slot: int) -> Block:
         """The block at ``slot`` (not deleted) without its embedding: an active one as held, an archived one read back."""

@@ -384,7 +384,7 @@ def _selection(
         roots=roots,
         lambda_pi=p.effective_lambda,
         query=query,
-        texts=BlockTexts(dict(enumerate(blocks)), slot_of, cut),
+        texts=BlockTexts(ids, dict(enumerate(blocks)), slot_of, cut),
         table_block=table,
         over_budget=outcome.over_budget,
         truncated={ids[i]: t for i, t in outcome.truncated.items()},

@@ -134,7 +134,7 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._pid, self._forks, self._closed = os.getpid(), _Forks.count, False
         self._archive = Archive(archive)
-        self._core = StoreCore.opened(self._archive, self._asked_width, self._counter, self._encoder)
+        self._core = StoreCore.opened(self._archive, self._asked_width, self._counter, self._encoder, self._lock)
 
     @property
     def tokenizer(self) -> TokenCounter:
@@ -402,7 +402,7 @@ class MemoryStore:
         except BaseException:
             store.close()
             raise
-        store._core = StoreCore.opened(store._archive, store._asked_width, store._counter, store._encoder)
+        store._core = StoreCore.opened(store._archive, store._asked_width, store._counter, store._encoder, store._lock)
         return store
 
     def close(self) -> None:
