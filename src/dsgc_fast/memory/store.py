@@ -1,21 +1,17 @@
 """``MemoryStore``: an agent's memory as blocks, compacted to a token budget, never lost.
 
-An agent loop appends blocks (``add``) and, before each model call, compacts the store to
-its budget (``compact``): ``retain`` ranks the active blocks against the query, the live
-roots and their referent closure are pinned, and every block that is not kept is moved to
-the SQLite archive in one transaction *before* it leaves the active set.  ``recall`` moves
-archived blocks back (with the referent closure they need); ``save``/``load`` copy the whole
-store.  The database is the record: opening a store on an existing archive file resumes it.
+An agent loop appends blocks (``add``) and, before each model call, compacts the store to its
+budget (``compact``): ``retain`` ranks every block not deleted against the query (the whole
+history, ``compact_run``), the live roots and their referent closure are pinned, and the
+outcome is written in one transaction *before* the in-memory state changes.  ``recall`` moves
+archived blocks back early; ``save``/``load`` copy the whole store.  The database is the
+record: opening a store on an existing archive file resumes it.
 
-Sessions.  ``delete``, ``pop``, ``truncate_after`` and ``clear`` take blocks out of the
-conversation for good: a deleted block is neither active nor archived, is never recalled,
-found by ``search`` or used as a binder, and its id is never reused.  Its content is erased
-from the store and from the database, in one transaction: a tombstone (seq, id, cost,
-dependencies, with the compaction and reason that had archived it, if any) moves to the
-``deleted`` table and the deletion is logged (``deleted()``: blocks with empty text), and
-the compaction log keeps every compaction as it happened.  When a deleted block was the live binder of a referent an active block uses,
-the next newest binder becomes live and, if archived, returns to the active set in the same
-transaction.  ``search`` ranks the archive by similarity to a query and can recall the hits.
+Sessions (``erasure``).  ``delete``, ``pop``, ``truncate_after`` and ``clear`` take blocks out
+for good: a deleted block is never decided on, recalled, found by ``search`` or used as a
+binder, its id is never reused, and its content is erased from the store and the database in
+one transaction (a tombstone stays in ``deleted``).  When it was the live binder of a referent
+an active block uses, the next newest binder becomes live, back from the archive if need be.
 
 Options.  ``encoder``: a name (``"lexical"``, ``"sentence"``), an object with
 ``encode(list[str]) -> (n, d)`` or such a callable (default: the lexical hashing encoder).
@@ -30,19 +26,13 @@ it records the encoder's and the tokenizer's names and refuses different ones wh
 (float64 if written before widths were recorded) and refuses another.  Scoring reads the
 stored values exactly (float16 and float32 widen to float64 without rounding).
 
-Per-block data lives in the columns (``columns.BlockColumns``: append-only arrays that grow
-by doubling), so ``add`` is amortized O(1).  ``compact`` decides over the whole history, every
-block not deleted (``compact_run``): it gathers their rows and ranges (one kernel each) in
-O(blocks not deleted + their links), reads the archived rows once, and never rebuilds anything
-per turn.  The store remembers the rows of the texts it encoded last
-(``core.RECENT_TEXTS``), so a batch encoded in one call (``messages.add_messages``) and a
-query that repeats a block's text cost no second encoder call.
+Per-block data lives in ``columns.BlockColumns`` (arrays that grow by doubling: ``add`` is
+amortized O(1)); ``compact`` costs O(blocks not deleted + their links), vectorized, reading
+archived rows only when needed.  The last ``core.RECENT_TEXTS`` texts' rows are remembered.
 
-A store may be used from any thread: every method holds the store's lock, so calls from
-several threads run one at a time (an ``atomic()`` group holds it to its end).  A file
-archive has one writer: a second store on the same file, in this process or another, is
-refused with ``ArchiveLockedError`` until the first closes (or its process dies); readers
-(``MemoryStore.load`` of the file) are not.  A forked process must open its own store.
+Any thread may use a store (its methods hold its lock; ``atomic()`` holds it to the group's end).
+A file archive has one writer: a second store on it, in any process, gets ``ArchiveLockedError``
+until the first closes or its process dies; ``load`` may copy it; a forked process opens its own.
 """
 
 from __future__ import annotations
