@@ -33,7 +33,7 @@ def test_a_reused_query_row_is_the_encoders_row_of_the_text():
     add_messages(store, [{"role": "user", "content": "where is refund RF-12?"}])
     fresh = MemoryStore()
     add_messages(fresh, [{"role": "user", "content": "where is refund RF-12?"}])
-    fresh._recent_rows.clear()  # this one encodes the query again
+    fresh._core.recent_rows.clear()  # this one encodes the query again
     a = compact_messages(store, 100).decisions["m0"]
     b = compact_messages(fresh, 100).decisions["m0"]
     assert a.similarity == b.similarity and a.score == b.score
@@ -45,7 +45,7 @@ def _session(seed: int) -> list[list[dict]]:
 
 def _stores() -> tuple[MemoryStore, MemoryStore]:
     fast, rules = MemoryStore(tokenizer="whitespace"), MemoryStore(tokenizer="whitespace")
-    rules._chat.ambiguous = True  # compact_messages applies ChatUnits itself
+    rules.columns.chat.ambiguous = True  # compact_messages applies ChatUnits itself
     return fast, rules
 
 
@@ -87,21 +87,20 @@ def test_ambiguous_call_ids_take_the_rules_path():
         store.add("f({})", meta={"role": "assistant", "message": message})
         store.add("ok", meta={"role": "tool", "message": result})
     add_messages(store, [{"role": "user", "content": "go"}])
-    assert store._chat.ambiguous
-    assert store._compact_turn(100, query=None, live=()) is None
+    assert store.columns.chat.ambiguous
+    assert store.compact_turn(100, query=None, live=()) is None
     assert compact_messages(store, 100).kept == ["b0", "b1", "b2", "b3", "m4"]
 
 
-def test_compaction_work_does_not_grow_with_the_archive():
-    """The arrays a compaction gathers hold the active blocks only, whatever the archive holds."""
-    small, large = AgentSession(archived=0, warm=3), AgentSession(archived=3_000, warm=3)
-    for session in (small, large):
-        slots = session.store._active_slots()
-        graph = session.store._active_graph(slots)
-        index = session.store._referents.active_index(slots, session.store._binds)
-        assert graph.n == index.n == slots.size < 400
-        assert index.use_ids.size < 4 * slots.size
-    assert large.store.total > 10 * small.store.total
+def test_a_compaction_decides_over_every_block_not_deleted():
+    """The decision covers the archive too (issue 26, item 2): O(blocks not deleted) per compaction, docs/memory.md."""
+    session = AgentSession(archived=300, warm=3)
+    store = session.store
+    store.delete(store.archived_ids()[:5])
+    history = set(store.ids()) | set(store.archived_ids())
+    report = compact_messages(store, session.budget)
+    assert set(report.kept) | set(report.evicted) == history and not set(report.kept) & set(report.evicted)
+    assert set(report.kept) <= set(store.ids())
 
 
 def test_the_active_slots_follow_adds_evictions_recalls_and_deletions():
@@ -113,7 +112,7 @@ def test_the_active_slots_follow_adds_evictions_recalls_and_deletions():
             store.recall(store.archived_ids()[-1])
         if k % 11 == 5:
             remove_messages(store, store.ids()[-1])
-        assert np.array_equal(store._active_slots(), np.flatnonzero(store._active.view()))
+        assert np.array_equal(store.columns.active_slots(), np.flatnonzero(store.columns.active.view()))
 
 
 def test_the_newest_first_walk_reads_active_archived_and_skips_deleted_blocks():

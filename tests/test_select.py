@@ -334,6 +334,22 @@ def test_the_store_keeps_a_cut_result_cut_with_its_original_in_meta(tmp_path):
         assert again.text == block.text and again.cost == block.cost and again.meta == block.meta
 
 
+def test_select_reports_a_cut_block_as_the_store_keeps_it():
+    """One ``cut_block``: the texts and explanations of a cut result are the store's, and so is the sent message."""
+    messages = big_turn()
+    got = select(messages, 400, on_over_budget="truncate", cache=SelectCache())
+    store, report = store_path(messages, 400, None, on_over_budget="truncate")
+    cut_id = got.ids[20]
+    assert list(got.truncated) == [20] and cut_id in report.truncated
+    assert dict(got.report.texts) == dict(report.texts) and got.report.texts[cut_id] == store.get(cut_id).text
+    assert got.report.explain(cut_id) == report.explain(cut_id)
+    assert store.get(cut_id).meta["truncated"] == {
+        "content": messages[20]["content"],
+        "cost": got.truncated[20].original_cost,
+    }
+    assert got.messages == to_messages(store)
+
+
 @given(sessions(), st.sampled_from(TOKENIZERS))
 def test_min_budget_is_the_smallest_budget_that_does_not_raise(messages, tokenizer):
     cache = SelectCache()

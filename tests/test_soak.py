@@ -92,7 +92,7 @@ def random_query(rng: np.random.Generator) -> str:
 def cycle(store: MemoryStore, rng: np.random.Generator, grow: bool, query: str | None = None) -> None:
     if grow:
         add_blocks(store, rng, int(rng.integers(1, 4)))
-    before = set(store.ids())
+    before = set(store.ids()) | set(store.archived_ids())  # the decision is over the whole history
     report = store.compact(query or random_query(rng), BUDGET, live=[store.ids()[-1]])
     assert report.used <= BUDGET and store.used <= BUDGET
     assert not set(report.kept) & set(report.evicted) and set(report.kept) | set(report.evicted) == before

@@ -80,7 +80,7 @@ def test_add_compact_recall_lose_nothing(session, steps):
                 pass
             assert_closed(store)
     for budget, policy, recall_some in steps:
-        active_before = set(store.ids())
+        history_before = set(store.ids()) | set(store.archived_ids())  # compaction decides over the whole history
         try:
             report = store.compact("kyc account billing", budget, policy=policy)
         except dsgc_fast.ReferentEvictionError:
@@ -88,7 +88,7 @@ def test_add_compact_recall_lose_nothing(session, steps):
             continue
         table = [] if report.binding_table is None else [report.binding_table.block.id]
         texts.update({t: store.get(t).text for t in table})
-        assert set(report.kept) | set(report.evicted) == active_before
+        assert set(report.kept) | set(report.evicted) == history_before
         assert not set(report.kept) & set(report.evicted)
         assert set(report.evicted) <= set(store.archived_ids())
         assert set(report.kept) | set(table) == set(store.ids())
@@ -327,15 +327,20 @@ def test_add_rejects_bad_arguments_and_stays_unchanged(kwargs, error, match):
     assert store.ids() == ["a"] and store.total == 1
 
 
-def test_compact_rejects_unknown_or_archived_live_roots_and_bad_queries():
+def test_compact_keeps_archived_live_roots_and_rejects_unknown_or_deleted_ones_and_bad_queries():
     store = MemoryStore(encoder=LexicalEncoder(), tokenizer="whitespace")
     store.add("one two", id="a")
     store.add("three", id="b")
+    store.add("four", id="c")
     with pytest.raises(KeyError, match="'zz'"):
         store.compact("x", 10, live=["zz"])
     store.compact("three", 1)
-    with pytest.raises(ValueError, match="archived; recall it first"):
-        store.compact("x", 10, live=["a"])
+    assert store.ids() == ["b"]
+    report = store.compact("x", 3, live=["a"])  # an archived root is kept: it returns in the same transaction
+    assert "a" in report.kept and "a" in store.ids() and "a" not in store.archived_ids()
+    store.delete("c")
+    with pytest.raises(ValueError, match="live root 'c' is deleted"):
+        store.compact("x", 10, live=["c"])
     with pytest.raises(ValueError, match="query must be"):
         store.compact(np.ones((2, 2, 2)), 10)
     with pytest.raises(TypeError, match="budget"):
@@ -569,5 +574,5 @@ def test_a_bulk_eviction_leaves_no_oversized_table_behind():
         else:
             store.delete([f"n{i}" for i in range(2990)])
         assert 0 < len(store) <= 10
-        assert sys.getsizeof(store._active_blocks) <= small
+        assert sys.getsizeof(store.columns.blocks) <= small
         store.close()

@@ -82,11 +82,11 @@ def _scratch_graph(store: MemoryStore, slots: np.ndarray) -> DependencyGraph:
     position = {int(s): k for k, s in enumerate(slots.tolist())}
     edges = []
     for k, s in enumerate(slots.tolist()):
-        for prerequisite in store._active_blocks[s].depends_on:
-            p = store._slot_of[prerequisite]
+        for prerequisite in store.columns.blocks[s].depends_on:
+            p = store.columns.slot_of[prerequisite]
             if p in position:
                 edges.append((k, position[p]))
-    edges += [(position[j], position[i]) for j, i in store._induced.pairs() if j in position and i in position]
+    edges += [(position[j], position[i]) for j, i in store.columns.induced.pairs() if j in position and i in position]
     return DependencyGraph.from_edges(slots.shape[0], np.array(edges, dtype=np.int64).reshape(-1, 2))
 
 
@@ -100,25 +100,27 @@ def _links(index: ReferentIndex) -> list[list[tuple[str, int, object]]]:
 
 
 def _check(store: MemoryStore) -> None:
-    slots = store._active_slots()
-    graph = store._active_graph(slots)
+    slots = store.columns.active_slots()
+    graph = store.columns.active_graph(slots)
     scratch = _scratch_graph(store, slots)
     assert graph.n == scratch.n
     np.testing.assert_array_equal(graph.dep_indptr, scratch.dep_indptr)
     np.testing.assert_array_equal(graph.dep_indices, scratch.dep_indices)
-    blocks = [store._active_blocks[s] for s in slots.tolist()]
-    index = store._referents.active_index(slots, store._binds)
+    blocks = [store.columns.blocks[s] for s in slots.tolist()]
+    index = store.columns.active_index(slots)
     reference = ReferentIndex.from_lists([list(b.uses) for b in blocks], [dict(b.binds) for b in blocks])
     assert _links(index) == _links(reference)
     np.testing.assert_array_equal(index.need_indptr, reference.need_indptr)
     np.testing.assert_array_equal(index.need_blocks, reference.need_blocks)
     touched = {x for b in blocks for x in (*b.uses, *b.binds)}
     assert set(index.names) == touched
-    assert [store._referents.ids[x] for x in index.names] == sorted(store._referents.ids[x] for x in touched)
+    assert [store.columns.referents.ids[x] for x in index.names] == sorted(
+        store.columns.referents.ids[x] for x in touched
+    )
     bound = {x: k for k, b in enumerate(blocks) for x in b.binds}  # the newest active binder
     assert {index.names[k]: int(b) for k, b in enumerate(index.live_binder.tolist()) if b >= 0} == bound
-    if not store._chat.ambiguous:
-        ages, turn = store._chat.ages(slots, store._active.view())
+    if not store.columns.chat.ambiguous:
+        ages, turn = store.columns.chat.ages(slots, store.columns.active.view())
         units = ChatUnits(blocks)
         assert ages.tolist() == units.ages().tolist() and turn == units.turn_start
 
@@ -142,8 +144,8 @@ def test_a_chat_session_with_induced_edges_and_a_hub():
     for op in [("chat", 2), ("add", TEXTS[3], [0], [], [], True), ("compact", 12), ("chat", 1), ("recall", 0), *hub]:
         _apply(store, op, calls)
         _check(store)
-    assert store._induced.pairs()  # edges in force
-    assert not store._induced.csr(store.total)[2].all()  # and edges taken back
+    assert store.columns.induced.pairs()  # edges in force
+    assert not store.columns.induced.csr(store.total)[2].all()  # and edges taken back
 
 
 @settings(max_examples=60)

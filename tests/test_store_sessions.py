@@ -261,7 +261,7 @@ def test_the_newest_first_walk_reads_every_block_not_deleted(states, count):
     assert store.ids() == kept
     walked, end = [], store.total
     while end > 0:
-        blocks, end = store._older_blocks(end, count)
+        blocks, end = store.older_blocks(end, count)
         assert len(blocks) <= count and (blocks or end == 0)
         walked += [b.id for b in blocks]
     assert walked == [f"b{k}" for k in reversed(range(len(states))) if states[k] != "deleted"]

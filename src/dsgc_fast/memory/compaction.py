@@ -63,8 +63,9 @@ carries the figures as a dict in its ``dsgc`` attribute.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,10 @@ from .digest_blocks import BlockDigest
 from .explain import BindingTableBlock
 from .token_counts import TokenCounter, block_tokens
 
+#: the store's and ``select``'s default knobs: the agent policy (without working ages it ranks as dsgc)
+AGENT_PARAMS = Params(policy="agent")
+#: the archive's reason label of each ``Reason`` code
+REASON_LABELS = {int(reason): reason.label for reason in Reason}
 #: ``meta["kind"]`` of a binding-table block
 BINDING_TABLE_KIND = "binding_table"
 #: what ``on_over_budget`` may say
@@ -491,3 +496,54 @@ def _cut_to(message: Mapping[str, Any], text: str, target: int, original: int, c
     cut = cut_text(text, lo)
     sent = _cut_message(message, cut)
     return Truncation(sent, cut, block_tokens(cut, sent, counter), original, len(text) - lo, len(text))
+
+
+def tool_messages(blocks: Sequence[Block], found: np.ndarray) -> dict[int, tuple[dict[str, Any], str]]:
+    """``(message, text)`` of the tool-result blocks among ``blocks[i]`` for i in ``found``."""
+    out = {}
+    for i in found.tolist():
+        block = blocks[i]
+        if block.meta.get("role") == "tool":
+            out[i] = (block.meta["message"], block.text)
+    return out
+
+
+def cut_block(block: Block, cut: Truncation) -> Block:
+    """The block sent cut: its cut text, message and cost, the original content and cost in ``meta["truncated"]``.
+
+    ``MemoryStore.compact`` keeps this block in place of the whole one and ``select`` sends
+    it, so both report the same block; a block cut again keeps the first original.
+    """
+    meta = block.detached().meta
+    meta.setdefault("truncated", {"content": block.meta["message"].get("content"), "cost": block.cost})
+    meta["message"] = json.loads(json.dumps(cut.message))
+    return dataclasses.replace(block, text=cut.text, cost=cut.cost, meta=meta)
+
+
+class BlockTexts(Mapping[str, str]):
+    """Block id -> text of the blocks a compaction decided on, as sent (cut or digested texts where so):
+    the report's ``texts``.
+
+    ``ids`` are the compaction's blocks in order; ``blocks`` its own slot -> block mapping
+    (blocks are frozen, and a store replaces a block, never edits it), ``sent`` the blocks sent
+    in place of some of them, and ``slot_of`` the id -> slot map, which only grows and never
+    changes an entry: so a later ``add``, cut or eviction cannot change the mapping or break an
+    iteration over it.
+    """
+
+    def __init__(
+        self, ids: Sequence[str], blocks: Mapping[int, Block], slot_of: Mapping[str, int], sent: Mapping[int, Block]
+    ) -> None:
+        self._ids, self._blocks, self._slot_of, self._sent = ids, blocks, slot_of, sent
+
+    def __getitem__(self, block_id: str) -> str:
+        slot = self._slot_of.get(block_id, -1)
+        if slot not in self._blocks:
+            raise KeyError(block_id)
+        return (self._sent.get(slot) or self._blocks[slot]).text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Unpack
 
@@ -39,24 +39,26 @@ from .._text_caches import on_forget
 from ..encoders import CachedEncoder, LexicalEncoder
 from ..graph import DependencyGraph
 from ..pins import ReferentIndex
-from ._growable import Growable as _Growable
-from ._induced import InducedEdges
 from .block import Block, checked_block, copied_json
 from .chat import ChatUnits
-from .compaction import Truncation, check_over_budget, decide, required_budget, table_block, table_cost
+from .columns import BlockColumns, encoded, in_width, query_embedding
+from .compaction import (
+    AGENT_PARAMS,
+    BlockTexts,
+    Truncation,
+    check_over_budget,
+    cut_block,
+    decide,
+    required_budget,
+    table_block,
+    table_cost,
+    tool_messages,
+)
 from .digest_blocks import BlockDigest, block_digest, digested_block
 from .explain import BlockRoles, CompactionReport, build_report
 from .records import Planner, SessionError, chat_messages
 from .schema import DEFAULT_WIDTH
-from .store import (
-    AGENT_PARAMS,
-    _Referents,
-    encoded,
-    in_width,
-    query_embedding,
-    token_counter_of,
-    tool_messages,
-)
+from .store import token_counter_of
 from .token_counts import TokenCounter, Tokenizer
 
 #: texts whose rows a ``SelectCache`` keeps by default
@@ -318,9 +320,9 @@ def select(
         )
         if not state.n:
             embs = np.empty((0, query_emb.shape[-1]))
-        blocks = history.blocks[: state.n]
+        blocks = history.blocks()
         outcome = decide(
-            query_emb, embs, history.cost.view()[: state.n], budget, params=p, graph=state.graph, index=state.index,
+            query_emb, embs, history.columns.cost.view()[: state.n], budget, params=p, graph=state.graph, index=state.index,
             roots=roots, counter=counter, ages=state.ages if p.policy == "agent" else None,
             on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(blocks, found),
             digests=history.digests(state.n) if digests and p.policy == "agent" else None,
@@ -344,7 +346,7 @@ def min_budget(
     cache = _cache(None, cache)
     with cache._lock:
         counter, history, state, roots = cache.prepared(messages, tokenizer, live)
-        return required_budget(state.index, history.cost.view()[: state.n], roots, table_cost(counter))
+        return required_budget(state.index, history.columns.cost.view()[: state.n], roots, table_cost(counter))
 
 
 def _cache(encoder: Any, cache: SelectCache | None) -> SelectCache:
@@ -369,9 +371,10 @@ def _selection(
 ) -> Selection:  # fmt: skip
     """The ``Selection`` of an ``Outcome``: the report (as ``MemoryStore.compact`` gives it) and the messages."""
     result = outcome.result
-    ids = history.ids[: state.n]
-    table = table_block(result.binding_table, ids, state.n, history.slot_of, counter)
-    cut = {i: _cut_block(blocks[i], t) for i, t in outcome.truncated.items()}
+    slot_of = history.columns.slot_of
+    ids = history.columns.ids[: state.n]
+    table = table_block(result.binding_table, ids, state.n, slot_of, counter)
+    cut = {i: cut_block(blocks[i], t) for i, t in outcome.truncated.items()}
     digested = {i: d.detached() for i, d in outcome.digested.items()}
     cut.update((i, digested_block(blocks[i], d)) for i, d in digested.items())
     report = build_report(
@@ -383,11 +386,11 @@ def _selection(
         roots=roots,
         lambda_pi=p.effective_lambda,
         query=query,
-        texts=_Texts(blocks, history.slot_of, cut),
+        texts=BlockTexts(ids, dict(enumerate(blocks)), slot_of, cut),
         table_block=table,
         over_budget=outcome.over_budget,
         truncated={ids[i]: t for i, t in outcome.truncated.items()},
-        roles=BlockRoles(ids, lambda block_id: blocks[history.slot_of[block_id]]),
+        roles=BlockRoles(ids, lambda block_id: blocks[slot_of[block_id]]),
         digested={ids[i]: d for i, d in digested.items()},
     )
     kept = result.retained.tolist()
@@ -405,38 +408,8 @@ def _selection(
     )
 
 
-def _cut_block(block: Block, cut: Truncation) -> Block:
-    return dataclasses.replace(block, text=cut.text, cost=cut.cost, meta={**block.meta, "message": cut.message})
-
-
-def _digest_block(block: Block, digest: BlockDigest) -> Block:
-    return dataclasses.replace(
-        block, text=digest.text, cost=digest.cost, meta={**block.meta, "message": digest.message}
-    )
-
-
 def _detached_cut(cut: Truncation) -> Truncation:
     return dataclasses.replace(cut, message=copied_json(cut.message))
-
-
-class _Texts(Mapping[str, str]):
-    """Block id -> text of the first blocks of a history (cut or digest texts instead where sent so):
-    the report's ``texts``."""
-
-    def __init__(self, blocks: list[Block], slot_of: Mapping[str, int], cut: Mapping[int, Block]) -> None:
-        self._blocks, self._slot_of, self._cut = blocks, slot_of, cut
-
-    def __getitem__(self, block_id: str) -> str:
-        slot = self._slot_of.get(block_id)
-        if slot is None or slot >= len(self._blocks):
-            raise KeyError(block_id)
-        return (self._cut.get(slot) or self._blocks[slot]).text
-
-    def __iter__(self) -> Iterator[str]:
-        return (block.id for block in self._blocks)
-
-    def __len__(self) -> int:
-        return len(self._blocks)
 
 
 @dataclass(frozen=True)
@@ -454,27 +427,20 @@ class _State:
 
 class _History:
     """One chat history as the blocks ``add_messages`` would add (with the edges its induction
-    gives), with the arrays ``retain`` needs.
+    gives), in a ``BlockColumns`` (every block held, none archived).
 
     ``records`` are JSON copies of the input records, so that a later call is recognized
     as this history grown; ``extend`` plans and checks each new record as ``add_messages``
-    does, and appends its block to arrays that grow by doubling (as in ``MemoryStore``).
+    does, and appends its block to the columns (as ``MemoryStore`` appends its blocks).
+    Embeddings are encoded when a call first needs them (``embeddings``).
     """
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.planner = Planner(counter)
         self.records: list[Any] = []
-        self.blocks: list[Block] = []
-        self.ids: list[str] = []
-        self.slot_of: dict[str, int] = {}
-        self.cost = _Growable(np.int64)
-        self.edges = _Growable(np.int64, 2)
-        self.induced = InducedEdges()
-        self.referents = _Referents()
-        self.binds: list[dict[str, str]] = []
+        self.columns = BlockColumns(DEFAULT_WIDTH)
         self.units = ChatUnits()
-        self.emb: _Growable | None = None
         self._digests: list[BlockDigest | None] = []
         self._state: _State | None = None
 
@@ -485,60 +451,52 @@ class _History:
 
     def extend(self, records: list[Any]) -> None:
         """Plan and append the records after the ones already here."""
+        columns = self.columns
         for k in range(len(self.records), len(records)):
             record, where = records[k], f"message {k}"
             kwargs = self.planner.plan(record, where)
             induce = kwargs.pop("induce")
             try:
-                block = checked_block(seq=k, known=self.slot_of, counter=self.counter, **kwargs)
+                block = checked_block(seq=k, known=columns.slot_of, counter=self.counter, **kwargs)
             except (TypeError, ValueError) as exc:
                 raise SessionError(str(exc), where) from None
             self.records.append(_snapshot(record))
             if induce:  # as MemoryStore.add(..., induce=True) would
-                self.induced.observe(k, block, {self.slot_of[d] for d in block.depends_on})
-            self._append(block)
+                columns.induce(block)
+            columns.append(block, None)
+            self.units.add(block)
 
-    def _append(self, block: Block) -> None:
-        slot = len(self.blocks)
-        self.blocks.append(block)
-        self.ids.append(block.id)
-        self.slot_of[block.id] = slot
-        self.cost.append(block.cost)
-        for prerequisite in block.depends_on:
-            self.edges.append((slot, self.slot_of[prerequisite]))
-        self.binds.append(block.binds)
-        self.referents.append(block.uses, block.binds)
-        self.units.add(block)
+    def blocks(self) -> list[Block]:
+        """Every block, oldest first (the columns' own: never change them)."""
+        return list(self.columns.blocks.values())
 
     def digests(self, n: int) -> list[BlockDigest | None]:
         """The digest of each of the first ``n`` blocks (``digest_blocks.block_digest``), each built once."""
-        for block in self.blocks[len(self._digests) : n]:
-            self._digests.append(block_digest(block, self.counter))
+        blocks = self.columns.blocks
+        for slot in range(len(self._digests), n):
+            self._digests.append(block_digest(blocks[slot], self.counter))
         return self._digests[:n]
 
     def embeddings(self, rows: CachedEncoder) -> np.ndarray:
         """The (n, d) rows of every block, encoding only blocks added since the last call."""
-        done = 0 if self.emb is None else self.emb.n
-        if done < len(self.blocks):
-            dimension = None if self.emb is None else self.emb.view().shape[1]
-            new = in_width(
-                encoded(rows.encode, [b.text for b in self.blocks[done:]], "encoder(text)", dimension), DEFAULT_WIDTH
-            )
-            if self.emb is None:
-                self.emb = _Growable(DEFAULT_WIDTH, new.shape[1])
+        columns = self.columns
+        done = 0 if columns.emb is None else columns.emb.n
+        if done < columns.total:
+            texts = [columns.blocks[slot].text for slot in range(done, columns.total)]
+            new = in_width(encoded(rows.encode, texts, "encoder(text)", columns.dimension), DEFAULT_WIDTH)
             for row in new:
-                self.emb.append(row)
-        return self.emb.view() if self.emb is not None else np.empty((0, 1))
+                columns.add_embedding(row)
+        return columns.embeddings() if columns.emb is not None else np.empty((0, 1))
 
     def state(self) -> _State:
         """The ``_State`` of all blocks (rebuilt only when blocks were added)."""
-        n = len(self.blocks)
+        n = self.columns.total
         if self._state is None or self._state.n != n:
             slots = np.arange(n, dtype=np.int64)
-            index = self.referents.active_index(slots, self.binds)
-            graph = DependencyGraph.from_edges(n, np.concatenate([self.edges.view(), self.induced.live()]))
+            index = self.columns.active_index(slots)
+            graph = self.columns.active_graph(slots)
             turn = self.units.turn_start
-            query = self.blocks[turn].text if turn is not None else None
+            query = self.columns.blocks[turn].text if turn is not None else None
             self._state = _State(n, graph, index, self.units.ages(), self._root_slots(self.units.live_roots()), query)
         return self._state
 
@@ -546,16 +504,16 @@ class _History:
         """The live roots with the messages at positions ``live`` added (``chat.live_roots``)."""
         if isinstance(live, (str, bytes)) or not isinstance(live, Sequence):
             raise DsgcTypeError(f"live must be a sequence of message positions, got {type(live).__name__}")
-        n = len(self.blocks)
+        n = self.columns.total
         for k in live:
             if not is_integer_scalar(k) or not 0 <= int(k) < n:
                 raise DsgcValueError(f"live must hold message positions in [0, {n}), got {k!r}")
         if not live:
             return self.state().roots
-        return self._root_slots(self.units.live_roots([self.ids[int(k)] for k in live]))
+        return self._root_slots(self.units.live_roots([self.columns.ids[int(k)] for k in live]))
 
     def _root_slots(self, ids: list[str]) -> np.ndarray:
-        return np.array(sorted(self.slot_of[i] for i in ids), dtype=np.int64)
+        return np.array(sorted(self.columns.slot_of[i] for i in ids), dtype=np.int64)
 
 
 def _snapshot(record: Any) -> Any:

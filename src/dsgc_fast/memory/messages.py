@@ -105,7 +105,7 @@ def _newest_first(store: MemoryStore) -> Iterator[Block]:
     """
     end, count = store.total, 4
     while end > 0:
-        blocks, end = store._older_blocks(end, count)
+        blocks, end = store.older_blocks(end, count)
         yield from blocks
         count = min(4 * count, 1024)
 
@@ -172,16 +172,16 @@ def _add_planned(
     unembedded = [(where, kwargs) for where, kwargs in plans if kwargs.get("embedding") is None]
     if unembedded:  # one encoder call for the batch
         try:
-            rows = store._encode([kwargs["text"] for _, kwargs in unembedded], "encoder(text)")
+            rows = store.encode([kwargs["text"] for _, kwargs in unembedded], "encoder(text)")
         except (TypeError, ValueError) as exc:
             raise SessionError(str(exc), unembedded[0][0]) from None
         try:  # the rows in the store's width in one conversion
-            rows = store._stored(rows)
+            rows = store.in_store_width(rows)
         except ValueError:
             pass  # a row does not fit the width: each record's own conversion refuses it, in record order
         for (_, kwargs), row in zip(unembedded, rows):
             kwargs["encoded"] = row
-    return store._add_all([kwargs for _, kwargs in plans], lambda k, exc: SessionError(str(exc), plans[k][0]))
+    return store.add_many([kwargs for _, kwargs in plans], lambda k, exc: SessionError(str(exc), plans[k][0]))
 
 
 def add_messages(
@@ -259,10 +259,10 @@ def _compact_turn(
     store: MemoryStore, budget: int, query: Any, live: Iterable[str], on_over_budget: str, options: dict[str, Any]
 ) -> CompactionReport:
     """``compact_messages``'s work, holding the store's lock."""
-    report = store._compact_turn(budget, query=query, live=live, on_over_budget=on_over_budget, **options)
+    report = store.compact_turn(budget, query=query, live=live, on_over_budget=on_over_budget, **options)
     if report is not None:
         return report
-    units = ChatUnits(store._shared_blocks())  # the rules themselves, for blocks the store's chat facts cannot follow
+    units = ChatUnits(store.history())  # the rules themselves, for blocks the store's chat facts cannot follow
     if query is None:
         if units.turn_start is None:
             raise DsgcValueError("query is required: the store has no user message to use as the query")
@@ -276,4 +276,4 @@ def _compact_turn(
 # -- blocks -> messages -------------------------------------------------------------------
 def to_messages(store: MemoryStore) -> list[dict[str, Any]]:
     """The active blocks as a valid chat message list, oldest first (``chat_messages``)."""
-    return chat_messages(store._shared_blocks(), copy=True)
+    return chat_messages(store.active_blocks(), copy=True)
