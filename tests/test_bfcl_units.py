@@ -24,7 +24,7 @@ from dsgc_bench.bfcl.anchors import (
     oracle_digest,
     oracle_units,
     store_default,
-    store_default_digests,
+    store_default_whole,
     store_recency,
 )
 from dsgc_bench.bfcl.data import HELD_OUT, SPLITS, check_split
@@ -287,11 +287,11 @@ def test_the_digest_row_keeps_a_value_the_whole_message_row_loses_charged_the_di
     found = []
     for share in [k / 20 for k in range(1, 20)]:
         budget = point.budget(share)
-        whole = score_sent(point, store_default(point, budget, _context()), budget, counter)
+        whole = score_sent(point, store_default_whole(point, budget, _context()), budget, counter)
         got = select(
             [dict(m) for m in point.messages], budget, cache=SelectCache(), on_over_budget="roots_only", digests=True
         )
-        sent = store_default_digests(point, budget, _context())
+        sent = store_default(point, budget, _context())
         assert sent == from_selection(got)
         digest = score_sent(point, sent, budget, counter)
         assert (digest.broken, digest.invalid, digest.misreported, digest.used <= budget) == (0, 0, 0, True)

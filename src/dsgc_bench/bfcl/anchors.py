@@ -4,12 +4,14 @@ Each is a ``SentPolicy``: ``(point, budget, context) -> units.Sent``, the point'
 the budget in the context's unit (``units.in_unit``); each sends every live root and charges
 itself the store's per-message cost (``units.message_cost``).
 
-- ``store-default``: ``dsgc_fast.select`` with its defaults (the agent policy), the
-  context's tokenizer and ``on_over_budget="roots_only"``; what it sends is
-  ``Selection.messages`` (a binding table included), and it reports ``Selection.used``.
-- ``store-default+digests``: the same with ``digests=True``: a tool result may be sent as its
-  digest, in place (``Selection.digested``), charged the digest message's framed cost and scored
-  on the digest's text, so it counts only for the values the digest holds.
+- ``store-default``: ``dsgc_fast.select`` with its defaults (the agent policy, digests on),
+  the context's tokenizer and ``on_over_budget="roots_only"``; what it sends is
+  ``Selection.messages`` (a binding table included), and it reports ``Selection.used``.  A tool
+  result may be sent as its digest, in place (``Selection.digested``), charged the digest
+  message's framed cost and scored on the digest's text, so it counts only for the values the
+  digest holds.
+- ``store-default-whole``: the same with ``digests=False`` (whole messages only: the default
+  before digests were on).
 - ``store-recency``: the same with ``policy="recency"`` (whole tool units, newest first,
   first fit).
 - ``clear-tool-uses``: Anthropic's ``clear_tool_uses`` as LangChain ships it,
@@ -105,8 +107,8 @@ def store_default(point: Point, budget: int, context: Context) -> Sent:
     return _select(point, budget, context)
 
 
-def store_default_digests(point: Point, budget: int, context: Context) -> Sent:
-    return _select(point, budget, context, digests=True)
+def store_default_whole(point: Point, budget: int, context: Context) -> Sent:
+    return _select(point, budget, context, digests=False)
 
 
 def store_recency(point: Point, budget: int, context: Context) -> Sent:
@@ -214,12 +216,12 @@ def oracle_digest(point: Point, budget: int, context: Context) -> Sent:
 
 #: every policy of the tables, in table order: (what it is, the rule, whether it reads the encoder)
 POLICIES: dict[str, tuple[str, SentPolicy, bool]] = {
-    "store-default": ("store default, `select`: **the agent policy**", store_default, True),
-    "store-default+digests": (
-        "store default with `digests=True`: a tool result may be sent as its digest, in place",
-        store_default_digests,
+    "store-default": (
+        "store default, `select`: **the agent policy**, a tool result may be sent as its digest, in place",
+        store_default,
         True,
     ),
+    "store-default-whole": ("store default with `digests=False`: whole messages only", store_default_whole, True),
     "store-recency": ('store, `policy="recency"`: whole tool units, newest first, first fit', store_recency, False),
     "clear-tool-uses": (
         "`clear_tool_uses` (LangChain `ClearToolUsesEdit`): clear old results oldest first (never the newest 3) "

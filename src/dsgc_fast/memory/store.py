@@ -691,7 +691,7 @@ class MemoryStore:
         ages: Mapping[str, int] | None = None,
         mode: str = "exact",
         on_over_budget: str = "raise",
-        digests: bool = False,
+        digests: bool = True,
         **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:
         """Keep what fits ``budget`` for ``query``; archive the rest; explain every decision.
@@ -723,9 +723,9 @@ class MemoryStore:
             With the agent policy, a tool result may stay active as its digest (its values
             verbatim, the bulk dropped; ``compaction``'s digest rule): its text, message and
             cost become the digest's, its whole stays in ``meta["digested"]`` and ``recall``
-            brings it back.  A digest is never digested again.  Default False: whole blocks
-            only (``to_messages`` sends the digest; a mirror that sends its own copy of a
-            kept message must send ``meta["message"]`` for a block with ``meta["digested"]``).
+            brings it back.  A digest is never digested again.  Default True (False: whole
+            blocks only).  ``to_messages`` sends the digest; a mirror that sends its own copy
+            of a kept message must send ``meta["message"]`` for a block with ``meta["digested"]``.
 
         Returns
         -------
@@ -753,7 +753,7 @@ class MemoryStore:
     @_serialized
     def _compact_turn(
         self, budget: int, *, query: Any, live: Iterable[str], params: Params | None = None, query_weights: Any = None,
-        mode: str = "exact", on_over_budget: str = "raise", digests: bool = False, **overrides: Unpack[ParamOverrides],
+        mode: str = "exact", on_over_budget: str = "raise", digests: bool = True, **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport | None:  # fmt: skip
         """``messages.compact_messages`` on the store's chat facts (None, changing nothing, when they are ambiguous).
 
