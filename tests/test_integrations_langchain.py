@@ -25,8 +25,8 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, conv
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from dsgc_fast.digest import is_digest
 from dsgc_fast.integrations.langchain import ThreadMemory
+from dsgc_fast.memory.digest import is_digest
 from dsgc_fast.memory.messages import check_messages
 from dsgc_fast.memory.token_counts import message_tokens, token_counter
 from tests._scripted_models import ScriptedChatModel, langchain_messages, lookup

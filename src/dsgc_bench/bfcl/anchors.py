@@ -26,6 +26,9 @@ itself the store's per-message cost (``units.message_cost``).
 - ``observation-masking``: every tool result but the newest ``MASK_KEEP`` = 10 replaced by
   ``MASKED`` (always, whatever the budget), then ``drop_oldest``.
 - ``oracle-units``: the best choice of whole tool units (``oracle.unit_oracle``).
+- ``oracle-in-place``: the best choice per unit of whole / the store's own digest, in place
+  (its framed cost, its call kept) / evict (``oracle.inplace_oracle``): a bound for any policy
+  that sends the store's digests in place.
 - ``oracle-digest``: the best choice when a tool result may be kept as just the values it
   holds, one ``key: value`` line each (``oracle.digest_oracle``: value level, the lines sent
   as notes).
@@ -46,7 +49,7 @@ from dsgc_fast import Selection as StoreSelection
 from dsgc_fast.memory.messages import ROOT_ROLES
 from dsgc_fast.memory.token_counts import TokenCounter
 
-from .oracle import digest_oracle, unit_oracle
+from .oracle import digest_oracle, inplace_oracle, unit_oracle
 from .points import Point
 from .units import UNITS, Sent, counter_of, message_cost, sent_of
 
@@ -209,6 +212,11 @@ def oracle_units(point: Point, budget: int, context: Context) -> Sent:
     return sent_of(point, unit_oracle(point, budget).retained.tolist())
 
 
+def oracle_in_place(point: Point, budget: int, context: Context) -> Sent:
+    choice, replaced = inplace_oracle(point, budget, context.counter)
+    return sent_of(point, choice.retained.tolist(), replaced)
+
+
 def oracle_digest(point: Point, budget: int, context: Context) -> Sent:
     choice = digest_oracle(point, budget, context.counter)
     return sent_of(point, choice.retained.tolist(), notes=choice.lines)
@@ -235,5 +243,10 @@ POLICIES: dict[str, tuple[str, SentPolicy, bool]] = {
         False,
     ),
     "oracle-units": ("best choice of whole tool units (unit oracle)", oracle_units, False),
+    "oracle-in-place": (
+        "best choice per unit of whole / the store's digest in place / evict (in-place oracle)",
+        oracle_in_place,
+        False,
+    ),
     "oracle-digest": ("best choice that may keep a result as `key: value` lines (value level)", oracle_digest, False),
 }
