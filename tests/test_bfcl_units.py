@@ -22,9 +22,10 @@ from dsgc_bench.bfcl.anchors import (
     from_selection,
     observation_masking,
     oracle_digest,
+    oracle_in_place,
     oracle_units,
     store_default,
-    store_default_digests,
+    store_default_whole,
     store_recency,
 )
 from dsgc_bench.bfcl.data import HELD_OUT, SPLITS, check_split
@@ -287,11 +288,11 @@ def test_the_digest_row_keeps_a_value_the_whole_message_row_loses_charged_the_di
     found = []
     for share in [k / 20 for k in range(1, 20)]:
         budget = point.budget(share)
-        whole = score_sent(point, store_default(point, budget, _context()), budget, counter)
+        whole = score_sent(point, store_default_whole(point, budget, _context()), budget, counter)
         got = select(
             [dict(m) for m in point.messages], budget, cache=SelectCache(), on_over_budget="roots_only", digests=True
         )
-        sent = store_default_digests(point, budget, _context())
+        sent = store_default(point, budget, _context())
         assert sent == from_selection(got)
         digest = score_sent(point, sent, budget, counter)
         assert (digest.broken, digest.invalid, digest.misreported, digest.used <= budget) == (0, 0, 0, True)
@@ -302,3 +303,29 @@ def test_the_digest_row_keeps_a_value_the_whole_message_row_loses_charged_the_di
             assert "ORD-1003" in got.digested[holder].text
             found.append(share)
     assert found, "no share digests the holder and keeps its value: the fixture no longer exercises digests"
+
+
+def test_the_in_place_oracle_bounds_every_in_place_policy_and_beats_the_unit_oracle_with_a_digest():
+    point = in_unit(
+        _session([_listing(1000, 12), _listing(2000, 12)], ["ORD-1003", "ORD-2001"], system=True, query="cancel"),
+        "tokens",
+    )
+    counter = counter_of("tokens")
+    gained = []
+    for share in [k / 20 for k in range(1, 21)]:
+        budget = point.budget(share)
+        scores = {
+            rule: score_sent(point, rule(point, budget, _context()), budget, counter)
+            for rule in (oracle_in_place, oracle_units, store_default, store_default_whole, store_recency)
+        }
+        bound = scores[oracle_in_place]
+        assert (bound.broken, bound.invalid, bound.used <= budget) == (0, 0, True)
+        assert all(bound.kept >= got.kept for got in scores.values())
+        sent = oracle_in_place(point, budget, _context())
+        for message, origin in zip(sent.messages, sent.origins):
+            if message != point.messages[origin]:  # sent as the store's own digest of that result
+                assert message["tool_call_id"] == point.messages[origin]["tool_call_id"]
+                assert message["content"].startswith(f"[digest of block m{origin},")
+        if bound.kept > scores[oracle_units].kept:
+            gained.append(share)
+    assert gained, "no share where a digest keeps more than whole units: the fixture no longer exercises digests"

@@ -126,9 +126,23 @@ def test_policy_dsgc_and_digests_off_never_digest():
     for budget in budgets(messages):
         assert not select(messages, budget, tokenizer=TOKENIZER, digests=False).digested
         assert not select(messages, budget, tokenizer=TOKENIZER, policy="dsgc", digests=True).digested
-        assert not select(messages, budget, tokenizer=TOKENIZER).digested  # off by default
+        assert not select(messages, budget, tokenizer=TOKENIZER, policy="dsgc").digested
     with pytest.raises(TypeError, match="digests must be a bool"):
         select(messages, 100, digests="yes")
+
+
+def test_digests_are_on_by_default_with_the_agent_policy():
+    messages = session()
+    assert digested_somewhere(messages)
+    for budget in budgets(messages):
+        default = select(messages, budget, tokenizer=TOKENIZER)
+        on = select(messages, budget, tokenizer=TOKENIZER, digests=True)
+        assert default.indices == on.indices and default.messages == on.messages
+        assert default.digested.keys() == on.digested.keys()
+    store = store_of(messages)
+    budget = digested_somewhere(messages)[0]
+    report = compact_messages(store, budget)
+    assert report.digested, "MemoryStore's compaction digests by default too"
 
 
 def store_of(messages: list[dict]) -> MemoryStore:

@@ -26,6 +26,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from dsgc_fast.integrations.langchain import ThreadMemory
+from dsgc_fast.memory.digest import is_digest
 from dsgc_fast.memory.messages import check_messages
 from dsgc_fast.memory.token_counts import message_tokens, token_counter
 from tests._scripted_models import ScriptedChatModel, langchain_messages, lookup
@@ -187,7 +188,12 @@ def test_select_messages_is_shaped_like_trim_messages():
         assert sent and sent[0] is history[0] and sent[-1] is history[-1]
         assert sent_tokens(sent) <= max(budget, sent_tokens([history[0], history[-1]]))
         check_messages([convert_to_openai_messages(m) for m in sent])
-        assert all(any(m is h for h in history) or m.type == "system" for m in sent)
+        for m in sent:  # the caller's own object, a binding table, or a copy of a tool result sent as its digest
+            own = [h for h in history if h is m]
+            if not own and m.type != "system":
+                (source,) = [h for h in history if h.id == m.id]
+                assert m.type == source.type == "tool" and m.tool_call_id == source.tool_call_id
+                assert is_digest(m.content) and m.content != source.content
         assert keeps_binder(sent) or budget == 20
     assert select_messages([], max_tokens=10) == []
 

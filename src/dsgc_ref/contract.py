@@ -316,7 +316,10 @@ class Params:
         ``"no_graph"`` is the same with lambda_pi = 0; ``"similarity"`` ranks by the raw
         a_i = <q, e_i>; ``"recency"`` keeps the newest (last in ``order``) first;
         ``"agent"`` adds working-set support to dsgc's (see ``recency_decay`` and
-        ``working_weight``).
+        ``working_weight``); ``select``, ``MemoryStore.compact`` and the adapters then send
+        each tool unit whole, as its digest or not at all (``digests=True``, their default:
+        ``dsgc_fast.memory.compaction``'s greedy by value per token over w_g / d_g, v_g / c_g and
+        (v_g - w_g) / (c_g - d_g), from ``retain``'s decision as floors).
     selection : str
         ``"first_fit"`` keeps every ranked block that still fits and goes on; ``"prefix"``
         stops at the first one that does not fit.

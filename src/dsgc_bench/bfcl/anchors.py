@@ -4,12 +4,14 @@ Each is a ``SentPolicy``: ``(point, budget, context) -> units.Sent``, the point'
 the budget in the context's unit (``units.in_unit``); each sends every live root and charges
 itself the store's per-message cost (``units.message_cost``).
 
-- ``store-default``: ``dsgc_fast.select`` with its defaults (the agent policy), the
-  context's tokenizer and ``on_over_budget="roots_only"``; what it sends is
-  ``Selection.messages`` (a binding table included), and it reports ``Selection.used``.
-- ``store-default+digests``: the same with ``digests=True``: a tool result may be sent as its
-  digest, in place (``Selection.digested``), charged the digest message's framed cost and scored
-  on the digest's text, so it counts only for the values the digest holds.
+- ``store-default``: ``dsgc_fast.select`` with its defaults (the agent policy, digests on),
+  the context's tokenizer and ``on_over_budget="roots_only"``; what it sends is
+  ``Selection.messages`` (a binding table included), and it reports ``Selection.used``.  A tool
+  result may be sent as its digest, in place (``Selection.digested``), charged the digest
+  message's framed cost and scored on the digest's text, so it counts only for the values the
+  digest holds.
+- ``store-default-whole``: the same with ``digests=False`` (whole messages only: the default
+  before digests were on).
 - ``store-recency``: the same with ``policy="recency"`` (whole tool units, newest first,
   first fit).
 - ``clear-tool-uses``: Anthropic's ``clear_tool_uses`` as LangChain ships it,
@@ -24,6 +26,9 @@ itself the store's per-message cost (``units.message_cost``).
 - ``observation-masking``: every tool result but the newest ``MASK_KEEP`` = 10 replaced by
   ``MASKED`` (always, whatever the budget), then ``drop_oldest``.
 - ``oracle-units``: the best choice of whole tool units (``oracle.unit_oracle``).
+- ``oracle-in-place``: the best choice per unit of whole / the store's own digest, in place
+  (its framed cost, its call kept) / evict (``oracle.inplace_oracle``): a bound for any policy
+  that sends the store's digests in place.
 - ``oracle-digest``: the best choice when a tool result may be kept as just the values it
   holds, one ``key: value`` line each (``oracle.digest_oracle``: value level, the lines sent
   as notes).
@@ -44,7 +49,7 @@ from dsgc_fast import Selection as StoreSelection
 from dsgc_fast.memory.messages import ROOT_ROLES
 from dsgc_fast.memory.token_counts import TokenCounter
 
-from .oracle import digest_oracle, unit_oracle
+from .oracle import digest_oracle, inplace_oracle, unit_oracle
 from .points import Point
 from .units import UNITS, Sent, counter_of, message_cost, sent_of
 
@@ -105,8 +110,8 @@ def store_default(point: Point, budget: int, context: Context) -> Sent:
     return _select(point, budget, context)
 
 
-def store_default_digests(point: Point, budget: int, context: Context) -> Sent:
-    return _select(point, budget, context, digests=True)
+def store_default_whole(point: Point, budget: int, context: Context) -> Sent:
+    return _select(point, budget, context, digests=False)
 
 
 def store_recency(point: Point, budget: int, context: Context) -> Sent:
@@ -207,6 +212,11 @@ def oracle_units(point: Point, budget: int, context: Context) -> Sent:
     return sent_of(point, unit_oracle(point, budget).retained.tolist())
 
 
+def oracle_in_place(point: Point, budget: int, context: Context) -> Sent:
+    choice, replaced = inplace_oracle(point, budget, context.counter)
+    return sent_of(point, choice.retained.tolist(), replaced)
+
+
 def oracle_digest(point: Point, budget: int, context: Context) -> Sent:
     choice = digest_oracle(point, budget, context.counter)
     return sent_of(point, choice.retained.tolist(), notes=choice.lines)
@@ -214,12 +224,12 @@ def oracle_digest(point: Point, budget: int, context: Context) -> Sent:
 
 #: every policy of the tables, in table order: (what it is, the rule, whether it reads the encoder)
 POLICIES: dict[str, tuple[str, SentPolicy, bool]] = {
-    "store-default": ("store default, `select`: **the agent policy**", store_default, True),
-    "store-default+digests": (
-        "store default with `digests=True`: a tool result may be sent as its digest, in place",
-        store_default_digests,
+    "store-default": (
+        "store default, `select`: **the agent policy**, a tool result may be sent as its digest, in place",
+        store_default,
         True,
     ),
+    "store-default-whole": ("store default with `digests=False`: whole messages only", store_default_whole, True),
     "store-recency": ('store, `policy="recency"`: whole tool units, newest first, first fit', store_recency, False),
     "clear-tool-uses": (
         "`clear_tool_uses` (LangChain `ClearToolUsesEdit`): clear old results oldest first (never the newest 3) "
@@ -233,5 +243,10 @@ POLICIES: dict[str, tuple[str, SentPolicy, bool]] = {
         False,
     ),
     "oracle-units": ("best choice of whole tool units (unit oracle)", oracle_units, False),
+    "oracle-in-place": (
+        "best choice per unit of whole / the store's digest in place / evict (in-place oracle)",
+        oracle_in_place,
+        False,
+    ),
     "oracle-digest": ("best choice that may keep a result as `key: value` lines (value level)", oracle_digest, False),
 }

@@ -21,6 +21,15 @@ line of its text); among the tool results holding the value the cheapest line co
 an optimistic bound on what any policy that digests tool results could keep: a real digest
 also pays its message's framing and its call.  Values held only outside tool results (a user
 message, a call's arguments) are kept only by keeping their unit whole.
+
+**In-place oracle** (``inplace_oracle``).  The unit oracle where a unit may also be kept as the
+store's own digest: every tool result of the unit that has one (``digest_blocks.block_digest``,
+block id ``m<k>`` as ``select`` names it) sent as that digest, in place, at its framed cost, the
+rest of the unit (its call) whole; a needed value counts when the digest message's view holds
+it.  Both forms of a unit are offered as items, so the optimum is over whole / digest / evict
+per unit (taking both is never better than the whole when the digest's values are the whole's;
+if it happens the unit is sent whole).  It bounds what any policy that sends the store's digests
+in place can keep.
 """
 
 from __future__ import annotations
@@ -32,8 +41,13 @@ from typing import Any
 
 import numpy as np
 
+from dsgc_fast.memory.archive import Block
+from dsgc_fast.memory.digest_blocks import block_digest
+from dsgc_fast.memory.messages import message_text
+from dsgc_fast.memory.token_counts import TokenCounter
+
 from .points import Point
-from .values import Value, View, normal_view
+from .values import Value, View, message_view, normal_view
 
 #: the most needed values solved exactly (2^V coverage states)
 EXACT_LIMIT = 16
@@ -168,3 +182,38 @@ def digest_oracle(point: Point, budget: int, counter: Callable[[str], int]) -> O
     first = len(items) - len(digests)
     kept_lines = tuple(digests[u - first][1][0] for u in sorted(picked) if u >= first)
     return OracleChoice(_kept(point, items, picked), exact, kept_lines)
+
+
+def _needed_mask(point: Point, view: View) -> int:
+    return sum(1 << k for k, value in enumerate(point.needed) if view.holds(value))
+
+
+def inplace_oracle(point: Point, budget: int, counter: TokenCounter) -> tuple[OracleChoice, dict[int, dict[str, Any]]]:
+    """The in-place oracle's choice at ``budget`` (module docstring) and the messages it sends as
+    digests (position -> the digest message)."""
+    items, digested = _unit_masks(point), []
+    roots = set(point.roots)
+    for members in point.units:
+        if roots.intersection(members):
+            continue
+        mask, cost, sent = 0, 0, {}
+        for i in members:
+            message = point.messages[i]
+            block = Block(
+                id=f"m{i}", text=message_text(message), cost=int(point.costs[i]), seq=i,
+                meta={"role": message.get("role"), "message": dict(message)},
+            )  # fmt: skip
+            digest = block_digest(block, counter)
+            if digest is None:
+                mask, cost = mask | _needed_mask(point, point.views[i]), cost + int(point.costs[i])
+            else:
+                sent[i] = digest.message
+                mask, cost = mask | _needed_mask(point, View(message_view(digest.message))), cost + digest.cost
+        if sent and mask:
+            digested.append((mask, cost, tuple(members), sent))
+    first = len(items)
+    picked, exact = _choose(point, budget, [*items, *((m, c, u) for m, c, u, _ in digested)])
+    whole = {i for u in picked if u < first for i in items[u][2]}
+    replaced = {i: m for u in picked if u >= first for i, m in digested[u - first][3].items() if i not in whole}
+    kept = {*point.roots, *whole, *(i for u in picked if u >= first for i in digested[u - first][2])}
+    return OracleChoice(np.array(sorted(kept), dtype=np.int64), exact), replaced

@@ -11,7 +11,9 @@ and results are separate blocks, so pairs can break):
 - ``dsgc``: the paper's rule with ``trace_edges(messages)`` as edges.
 
 Store level (``MemoryStore`` + ``dsgc_fast.memory.messages.add_messages`` +
-``compact_messages``: tool units kept whole, the query a live root):
+``compact_messages``: tool units kept whole, the query a live root; whole messages only,
+``digests=False``, since a ``Selection`` scores kept messages whole: the digests are measured
+in the product-unit tables, ``anchors``):
 
 - ``store-default``: ``add_messages`` and ``compact_messages`` with their defaults (the
   agent policy, induced edges and referents);
@@ -105,7 +107,7 @@ def _compact(
         ids = add_messages(store, messages, induce=induce)
         index = {block_id: i for i, block_id in enumerate(ids)}
         try:
-            compact_messages(store, budget, **options)
+            compact_messages(store, budget, digests=False, **options)
         except ReferentEvictionError:
             return _query_only(point)
         kept, extra, extra_cost = [], [], 0

@@ -247,8 +247,10 @@ def select_messages(
 
     Decided by ``dsgc_fast.select`` over the messages converted with ``convert_to_openai_messages``
     (``additional_kwargs["dsgc"]`` annotations included).  Returns the input's own message
-    objects in their order; a tool result cut to fit as a copy of the ``ToolMessage`` with the
-    cut content; a binding table as a ``SystemMessage`` after the leading system messages.  The
+    objects in their order for the messages sent whole; a tool result sent as its digest (the
+    default, ``digests=True``) or cut to fit is a new ``ToolMessage``, a copy of the input's
+    with the same ``id`` and ``tool_call_id`` and the digest or cut text as content; a binding
+    table is a ``SystemMessage`` after the leading system messages.  The
     system messages and the newest user turn (without a user message: the newest message) are
     always sent, whole tool-call units only, never an empty list for a non-empty input (unless
     ``on_over_budget="raise"`` raises).
@@ -290,8 +292,9 @@ def select_messages(
         largest tool results to fit (default), send them as they are, or raise
         ``ReferentEvictionError``.
     **options
-        ``select``'s ``query``, ``params``, ``encoder``, ``cache``, ``digests`` (a tool result
-        may be sent as its digest, in place) and the ``Params`` knobs (``lambda_pi``,
+        ``select``'s ``query``, ``params``, ``encoder``, ``cache``, ``digests`` (default True:
+        a tool result may be sent as its digest, in place; False: whole or cut messages only)
+        and the ``Params`` knobs (``lambda_pi``,
         ``policy``, ...).  ``trim_messages``' ``allow_partial``, ``end_on`` and
         ``text_splitter`` are refused with the reason.
 

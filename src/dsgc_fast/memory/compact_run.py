@@ -63,7 +63,7 @@ class Options:
     query_weights: Any = None
     mode: str = "exact"
     on_over_budget: str = "raise"
-    digests: bool = False
+    digests: bool = True
 
     @classmethod
     def of(

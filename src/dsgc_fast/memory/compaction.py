@@ -17,7 +17,10 @@ what happens:
     root), flagged over budget: the pinned blocks they need and the binding table are left out.
 
 **Digests** (``digests=``, read by the agent policy only; ``policy="dsgc"`` and the others
-decide by ``retain`` alone).  When ``retain`` fits the budget without a binding table, each
+decide by ``retain`` alone; ``select``, ``MemoryStore.compact`` and the adapters pass them by
+default).  The agent policy is ``retain`` with the score I_i = (r_i + lambda_pi * (pi_i +
+rho_i)) / max(c_i, 1) ** p, rho_i = gamma^(u_i - 1) * kappa / N for working age u_i >= 1
+(``Params``), followed by this stage.  When ``retain`` fits the budget without a binding table, each
 block is then sent whole, as its digest (``digest_blocks.BlockDigest``) or not at all, by
 ``select_forms`` over *items*: a tool unit (a call and its results, joined by the
 ``tool_call:``/``tool_result:`` referents) is one item, any other block an item of its own.

@@ -252,7 +252,7 @@ def select(
     live: Sequence[int] = (),
     on_over_budget: str = "raise",
     cache: SelectCache | None = None,
-    digests: bool = False,
+    digests: bool = True,
     **overrides: Unpack[ParamOverrides],
 ) -> Selection:
     """Decide which messages of a chat history to send within ``budget`` tokens.
@@ -286,9 +286,10 @@ def select(
         With the agent policy, a tool result may be sent as its digest (its values
         verbatim, the bulk dropped, in place with the same role and ``tool_call_id``;
         ``Selection.digested``) when the whole does not earn its tokens (``compaction``'s
-        digest rule); other policies never digest.  Default False (whole messages only):
-        a caller that maps ``indices`` back to its own messages must send
-        ``Selection.digested[k].message`` in place of message ``k``.
+        digest rule); other policies never digest.  Default True; False: whole messages
+        only.  A caller that maps ``indices`` back to its own messages must send
+        ``Selection.digested[k].message`` (a new message: same role, ``tool_call_id`` and
+        other fields, the digest as content) in place of message ``k``.
 
     Returns
     -------

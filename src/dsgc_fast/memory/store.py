@@ -305,13 +305,13 @@ class MemoryStore:
     def compact(
         self, query: str | Sequence[str] | Any, budget: int, *, params: Params | None = None, live: Iterable[str] = (),
         query_weights: Any = None, ages: Mapping[str, int] | None = None, mode: str = "exact",
-        on_over_budget: str = "raise", digests: bool = False, **overrides: Unpack[ParamOverrides],
+        on_over_budget: str = "raise", digests: bool = True, **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:  # fmt: skip
         """Keep what fits ``budget`` for ``query`` over the whole history; archive the rest; explain every decision.
 
         ``query``: text(s) (weighted by ``query_weights``) or a (d,)/(m, d) embedding; ``live``: further roots (the
         pinned blocks always are); ``ages``: working ages by id; ``on_over_budget``: ``"raise"``, ``"roots_only"``
-        or ``"truncate"``; ``digests``: tool results may stay as digests.  Details: ``compact_run``, docs/memory.md.
+        or ``"truncate"``; ``digests`` (default True): tool results may stay as digests.  Details: ``compact_run``, docs/memory.md.
         """
         options = compact_run.Options.of(self.params, params, overrides, query_weights, mode, on_over_budget, digests)
         return compact_run.compact(self._core, query, budget, live, ages, options)
@@ -319,7 +319,7 @@ class MemoryStore:
     @_serialized
     def compact_turn(
         self, budget: int, *, query: Any = None, live: Iterable[str] = (), params: Params | None = None,
-        query_weights: Any = None, mode: str = "exact", on_over_budget: str = "raise", digests: bool = False,
+        query_weights: Any = None, mode: str = "exact", on_over_budget: str = "raise", digests: bool = True,
         **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport | None:  # fmt: skip
         """``compact`` of a chat session on the store's chat facts (``compact_run.compact_turn``); None, changing
