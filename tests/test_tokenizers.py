@@ -13,9 +13,9 @@ import pytest
 from dsgc_fast import MemoryStore, SelectCache, select, whitespace_cost
 from dsgc_fast.cli import main
 from dsgc_fast.encoders import LexicalEncoder
+from dsgc_fast.memory.content_kinds import IMAGE_TOKENS
 from dsgc_fast.memory.messages import add_messages, compact_messages
 from dsgc_fast.memory.token_counts import (
-    IMAGE_TOKENS,
     TOKENS_PER_MESSAGE,
     TokenCounter,
     block_tokens,
