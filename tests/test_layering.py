@@ -26,6 +26,8 @@ PUBLIC_FAST = {
     "dsgc_fast.encoders",
     "dsgc_fast.induction",
     "dsgc_fast.memory",
+    "dsgc_fast.memory.block",  # the block model the store returns
+    "dsgc_fast.memory.digest_blocks",  # a block's digest as the agent path sends it
     "dsgc_fast.memory.messages",
     "dsgc_fast.memory.token_counts",
 }

@@ -40,7 +40,7 @@ import numpy as np
 
 import dsgc_fast
 from dsgc_bench.agent_turn import AgentSession, CountingEncoder, chain_arrays, chain_store
-from dsgc_fast.memory import block, messages, store
+from dsgc_fast.memory import block, chat, columns, compact_run, core, messages
 from dsgc_fast.memory.messages import add_messages, compact_messages, message_text, to_messages
 
 
@@ -80,17 +80,19 @@ def turn_table(archived: list[int], count: int) -> None:
 #: replaced by a timing wrapper (the parts never call one another, so their times add up)
 PARTS: list[tuple[str, str, Any, str]] = [
     ("add", "plan (checks, costs)", messages, "plan_records"),
-    ("add", "encode (table lookup)", store.MemoryStore, "_encode"),
-    ("add", "induction", store.MemoryStore, "_induce"),
-    ("add", "block checks", store, "checked_block"),
+    ("add", "encode (table lookup)", core.StoreCore, "encode"),
+    ("add", "induction", columns.BlockColumns, "induce"),
+    ("add", "block checks", core, "checked_block"),
     ("add", "rows (to_row)", block.Block, "to_row"),
-    ("compact", "chat facts", store.ChatFacts, "ages"),
-    ("compact", "turn roots", store.MemoryStore, "_turn_roots"),
-    ("compact", "query", store.MemoryStore, "_query"),
-    ("compact", "graph gather", store.MemoryStore, "_active_graph"),
-    ("compact", "referent gather", store._Referents, "active_index"),
-    ("compact", "decide (retain)", store, "decide"),
-    ("compact", "report", store, "build_report"),
+    ("compact", "chat facts", chat.ChatFacts, "ages"),
+    ("compact", "turn roots", compact_run, "turn_roots"),
+    ("compact", "query", compact_run, "query_embedding"),
+    ("compact", "graph gather", columns.BlockColumns, "active_graph"),
+    ("compact", "referent gather", columns.BlockColumns, "active_index"),
+    ("compact", "digests", compact_run, "digests_of"),
+    ("compact", "decide (retain)", compact_run, "decide"),
+    ("compact", "report", compact_run, "build_report"),
+    ("compact", "blocks back (mark_active)", columns.BlockColumns, "mark_active"),
     ("send", "check_messages", messages, "check_messages"),
 ]
 STEPS = ("add", "compact", "send")

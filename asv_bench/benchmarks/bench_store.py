@@ -60,14 +60,15 @@ class ActiveGathers:
 
     def setup(self, archived):
         skip_above(archived)
-        self.store = _session(archived).store
-        self.slots = self.store._active_slots()
+        self.columns = _session(archived).store.columns
+        self.slots = self.columns.live_slots()  # a compaction gathers every block not deleted
+        self.kept = ~self.columns.deleted.view()
 
     def time_graph_gather(self, archived):
-        self.store._active_graph(self.slots)
+        self.columns.active_graph(self.slots, self.kept)
 
     def time_referent_gather(self, archived):
-        self.store._referents.active_index(self.slots, self.store._binds)
+        self.columns.active_index(self.slots)
 
 
 class ChainCompaction:

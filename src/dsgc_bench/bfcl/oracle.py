@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from dsgc_fast.memory.archive import Block
+from dsgc_fast.memory.block import Block
 from dsgc_fast.memory.digest_blocks import block_digest
 from dsgc_fast.memory.messages import message_text
 from dsgc_fast.memory.token_counts import TokenCounter

@@ -79,6 +79,10 @@ class ChatFacts:
         self.has_calls.append(has_calls)
         self.caller.append(caller)
 
+    def tool_results(self, slots: np.ndarray) -> np.ndarray:
+        """The positions in ``slots`` of the tool results (role ``tool``), ascending."""
+        return np.flatnonzero(self.role.view()[slots] == _TOOL)
+
     def ages(self, slots: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, int | None]:
         """Working ages of the active blocks ``slots`` (ascending) and the position of the newest user message.
 

@@ -38,11 +38,11 @@ from dsgc_ref.contract import (
 
 from ..pins import closure
 from .block import Block, id_list
-from .chat import CALL_PREFIX, RESULT_PREFIX
+from .chat import with_tool_units
 from .columns import query_embedding
 from .compaction import REASON_LABELS, BlockTexts, cut_block, decide, table_block, tool_messages
 from .core import StoreCore
-from .digest_blocks import digested_block
+from .digest_blocks import BlockDigest, digested_block
 from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_report
 
 
@@ -116,16 +116,9 @@ def compact_turn(
 def turn_roots(core: StoreCore, slots: np.ndarray, turn: int | None, live: Iterable[str]) -> np.ndarray:
     """Positions in ``slots`` of the pinned blocks, the turn from position ``turn`` and ``live``, with their tool-call units."""
     columns = core.columns
-    chosen = set(slots[live_roots(core, slots, live)].tolist())
-    chosen.update(slots[turn:].tolist() if turn is not None else ())
-    frontier = list(chosen)
-    while frontier:
-        for referent in columns.uses[frontier.pop()]:
-            if referent.startswith((CALL_PREFIX, RESULT_PREFIX)):
-                binder = columns.newest_binder.get(referent)
-                if binder is not None and binder not in chosen:
-                    chosen.add(binder)
-                    frontier.append(binder)
+    named = set(slots[live_roots(core, slots, live)].tolist())
+    named.update(slots[turn:].tolist() if turn is not None else ())
+    chosen = with_tool_units(named, columns.uses.__getitem__, columns.newest_binder.get)
     return np.searchsorted(slots, np.array(sorted(chosen), dtype=np.int64))
 
 
@@ -169,9 +162,7 @@ def run(
     blocks = HistoryBlocks(held, slots, core.read_archived)
     if not isinstance(options.digests, bool):
         raise DsgcTypeError(f"digests must be a bool, got {type(options.digests).__name__}")
-    digest_of = (
-        core.digests.of(slots.tolist(), blocks, core.counter) if options.digests and p.policy == "agent" else None
-    )
+    digest_of = digests_of(core, slots, held, blocks) if options.digests and p.policy == "agent" else None
     try:
         outcome = decide(
             query_emb, embs, columns.cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
@@ -234,6 +225,19 @@ def run(
     if table is not None:
         columns.append(table.block, table.block.embedding, active=True)
     return report
+
+
+def digests_of(
+    core: StoreCore, slots: np.ndarray, held: Mapping[int, Block], blocks: HistoryBlocks
+) -> list[BlockDigest | None]:
+    """The digest (or None) of each block at ``slots``: only tool results have one, so only they are looked at."""
+    out: list[BlockDigest | None] = [None] * slots.shape[0]
+    positions = core.columns.chat.tool_results(slots)
+    for k, digest in zip(
+        positions.tolist(), core.digests.of(slots[positions].tolist(), held, blocks.__getitem__, core.counter)
+    ):
+        out[k] = digest
+    return out
 
 
 class HistoryBlocks(Mapping[int, Block]):

@@ -17,7 +17,7 @@ A block sent as its digest (``digested_block``) carries its whole in ``meta["dig
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,20 +101,34 @@ def whole_block(block: Block) -> Block | None:
 
 
 class BlockDigests:
-    """The digests of a store's active blocks by slot, each built once per block (``block_digest``).
+    """The digests of a store's blocks by slot, each built once per block (``block_digest``).
 
-    A slot's digest is built again only when its block was replaced (cut, digested,
-    recalled whole); ``of`` forgets the slots it is not asked about.
+    A held (active) block's digest is built again only when the block changed (cut, digested,
+    recalled whole: a block equal to the one digested, as a block read back from the archive
+    is, keeps its digest).  An archived block cannot change while archived
+    (its row is the block as it was held when it left), so its digest is kept without reading
+    it back; ``of`` forgets the slots it is not asked about (a deleted block's among them).
     """
 
     def __init__(self) -> None:
         self._made: dict[int, tuple[Block, BlockDigest | None]] = {}
 
-    def of(self, slots: Sequence[int], blocks: Mapping[int, Block], counter: TokenCounter) -> list[BlockDigest | None]:
-        """The digest (or None) of ``blocks[s]`` for each slot ``s`` in ``slots``."""
+    def of(
+        self, slots: Sequence[int], held: Mapping[int, Block], read: Callable[[int], Block], counter: TokenCounter
+    ) -> list[BlockDigest | None]:
+        """The digest (or None) of the block at each slot in ``slots``: ``held[s]``, or ``read(s)`` for one not held."""
         made = {}
         for s in slots:
-            block, known = blocks[s], self._made.get(s)
-            made[s] = known if known is not None and known[0] is block else (block, block_digest(block, counter))
+            block, known = held.get(s), self._made.get(s)
+            if known is not None and (block is None or known[0] is block or known[0] == block):
+                made[s] = known
+            else:
+                whole = block if block is not None else read(s)
+                made[s] = (whole, block_digest(whole, counter))
         self._made = made
         return [made[s][1] for s in slots]
+
+    def forget(self, slots: Iterable[int]) -> None:
+        """Drop what is kept of the blocks at ``slots`` (deleted: nothing of theirs may stay)."""
+        for s in slots:
+            self._made.pop(s, None)
