@@ -26,10 +26,16 @@ no engine module imports from here (``tests/test_layering.py``).
     ``select``: the stateless decision over a history the caller owns.
 ``schema``
     the SQLite tables of an archive and ``MIGRATIONS``, the steps from every older version.
-``store``, ``archive``, ``aio``
-    ``MemoryStore`` (an agent-owned, archived history), its SQLite archive (connection,
-    transactions, row moves) and the asyncio facade.
+``columns``
+    ``BlockColumns``: the one column store of blocks (ids, costs, links, referents,
+    embeddings, chat facts) that ``MemoryStore`` and ``select`` share.
+``store``, ``core``, ``compact_run``, ``recall``, ``erasure``, ``archive``, ``aio``
+    ``MemoryStore`` (an agent-owned, archived history), a locked facade over ``StoreCore``
+    (the archive, the columns, the encoder), the compaction over the whole history, recall
+    and search, deletion; its SQLite archive (connection, transactions, row moves) and the
+    asyncio facade.
 
-Public names are re-exported by ``dsgc_fast``; ``dsgc_fast.memory.messages`` and
-``dsgc_fast.memory.token_counts`` are public modules too.
+Public names are re-exported by ``dsgc_fast``; ``dsgc_fast.memory.messages``,
+``dsgc_fast.memory.token_counts``, ``dsgc_fast.memory.block`` and
+``dsgc_fast.memory.digest_blocks`` are public modules too.
 """
