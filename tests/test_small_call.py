@@ -3,6 +3,8 @@ equals the checked path bit for bit, and raises what the checked path raises."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -80,3 +82,33 @@ def test_bad_values_raise_as_the_checked_path_does(change, error, match):
         dsgc_fast.retain(q, embs, costs, 10)
     with pytest.raises(error, match=match):
         dsgc_fast.retain(q.tolist(), embs.tolist(), costs.tolist(), 10)
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 60), edgeless=st.booleans())
+@settings(max_examples=examples(0.3))
+def test_a_small_result_is_one_its_own_checks_accept_and_shares_nothing(seed, n, edgeless):
+    """``Retention.made`` skips ``__post_init__``: rebuilt through it, the result is the same; two calls share no array."""
+    q, embs, costs, edges = _store(seed, n, 8, np.float32)
+    graph = None if edgeless else dsgc_fast.DependencyGraph.from_edges(n, edges)
+    first = dsgc_fast.retain(q, embs, costs, int(costs.sum()) // 2, edges=graph)
+    fields = {f.name: getattr(first, f.name) for f in dataclasses.fields(first)}
+    rebuilt = dsgc_fast.Retention(**fields)
+    for name, value in fields.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(getattr(rebuilt, name), value)
+            assert value.dtype == getattr(rebuilt, name).dtype
+        else:
+            assert getattr(rebuilt, name) == value
+    second = dsgc_fast.retain(q, embs, costs, int(costs.sum()) // 2, edges=graph)
+    first.scores[:] = -1.0
+    first.mask[:] = ~first.mask
+    assert not np.shares_memory(first.retained, second.retained) and (second.scores != -1.0).all()
+
+
+def test_the_edgeless_graph_small_calls_share_is_read_only():
+    from dsgc_fast.graph import as_graph
+
+    graph = as_graph(None, 20)
+    assert graph is as_graph(None, 20) and graph.n == 20 and graph.dep_indices.shape == (0,)
+    with pytest.raises(ValueError):
+        graph.dep_indptr[0] = 1

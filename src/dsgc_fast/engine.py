@@ -242,10 +242,20 @@ def _fused_path(
         return None
     if outcome == pipeline.NOT_FINITE:
         stages.check_finite(out[0], embs)
-    return Retention(
-        positions[1, :count], mask, out[3], out[1], out[2], out[0], reasons, used, budget, p.policy, p.selection,
-        _rank=positions[0],
-    )  # fmt: skip
+    return Retention.made(
+        positions[1, :count],
+        mask,
+        out[3],
+        out[1],
+        out[2],
+        out[0],
+        reasons,
+        used,
+        budget,
+        p.policy,
+        p.selection,
+        positions[0],
+    )
 
 
 def _fused_pinned_path(

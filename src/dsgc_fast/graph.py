@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -210,4 +210,16 @@ def as_graph(edges: Any, n: int) -> DependencyGraph:
         if edges.n != n:
             raise DsgcValueError(f"edges is a DependencyGraph over {edges.n} blocks, but there are {n} blocks")
         return edges
+    if edges is None and type(n) is int and 0 <= n <= _EMPTY_MAX_N:
+        return _empty_graph(n)
     return _LAST_EDGES.graph(n, edges)
+
+
+#: the largest store whose edgeless graph is kept (``_empty_graph``): small calls build none
+_EMPTY_MAX_N = 256
+
+
+@lru_cache(maxsize=_EMPTY_MAX_N + 1)
+def _empty_graph(n: int) -> DependencyGraph:
+    """The graph of ``n`` blocks without edges, built once per ``n`` (read-only, so one object serves every call)."""
+    return DependencyGraph.from_edges(n, None)
