@@ -23,8 +23,8 @@ from dsgc_ref.contract import (
     DsgcTypeError,
     DsgcValueError,
     ReferentEvictionError,
+    check_binders,
     check_referent_lists,
-    is_integer_scalar,
     referent_block_count,
     render_table,
     whitespace_cost,
@@ -141,12 +141,8 @@ class ReferentIndex:
                     live.append(i)
                 elif pos[i] > pos[live[k]]:
                     live[k] = i
-        for x, i in (binders or {}).items():
-            if not is_integer_scalar(i) or not 0 <= int(i) < n:
-                raise DsgcValueError(f"binders[{x!r}] = {i!r} is not a block index")
-            if x not in bind_maps[int(i)]:
-                raise DsgcValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
-            live[ids[x]] = int(i)
+        for x, i in check_binders(binders, bind_maps).items():
+            live[ids[x]] = i
         indptr = np.zeros(n + 1, dtype=np.int64)
         flat: list[int] = []
         for u, xs in enumerate(use_lists):

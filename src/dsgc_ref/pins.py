@@ -19,8 +19,8 @@ from .contract import (
     BindingTable,
     DsgcValueError,
     ReferentEvictionError,
+    check_binders,
     check_referent_lists,
-    is_integer_scalar,
     referent_block_count,
     render_table,
 )
@@ -38,12 +38,7 @@ def live_binders(
         for x in b:
             if x not in live or pos[i] > pos[live[x]]:
                 live[x] = i
-    for x, i in (binders or {}).items():
-        if not is_integer_scalar(i) or not 0 <= int(i) < len(binds):
-            raise DsgcValueError(f"binders[{x!r}] = {i!r} is not a block index")
-        if x not in binds[int(i)]:
-            raise DsgcValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
-        live[x] = int(i)
+    live.update(check_binders(binders, binds))
     return live
 
 
