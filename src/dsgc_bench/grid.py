@@ -25,6 +25,8 @@ from .noise import NOISE_KINDS
 from .runner import Condition
 from .templates import STRENGTHS, TEMPLATES
 
+#: the paper's two encoders
+ENCODERS: tuple[str, ...] = ("lexical", "sentence")
 MAIN_METHODS: tuple[str, ...] = ("similarity", "no_graph", "dsgc")
 LAMBDAS: tuple[float, ...] = (0.5, 1.0, 2.0)
 MULTIPLIERS: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 5.0)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import paper
+from .grid import ENCODERS
 from .runner import Condition
 from .templates import CONTROLS, TARGETS, TEMPLATES
 
@@ -23,7 +24,6 @@ from .templates import CONTROLS, TARGETS, TEMPLATES
 ALPHA = 0.05
 #: the paper's seeds per condition
 PAPER_SEEDS = 15
-ENCODERS: tuple[str, ...] = ("lexical", "sentence")
 REGIME_TEMPLATES = {"control": CONTROLS, "target": TARGETS}
 
 
