@@ -224,8 +224,13 @@ def _positions(seq: Indices) -> Indices:
     return pos
 
 
-def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders: Any) -> ReferentIndex:
-    """Accept a prebuilt ``ReferentIndex`` (``referents=``) or the ``uses``/``binds`` lists."""
+def as_index(n: int | None, uses: Any, binds: Any, referents: Any, order: Any, binders: Any) -> ReferentIndex:
+    """Accept a prebuilt ``ReferentIndex`` (``referents=``) or the ``uses``/``binds`` lists.
+
+    ``n`` is the number of blocks the index must cover; None: as many as it describes.
+    """
+    if n is None:
+        n = referents.n if referents is not None else referent_block_count(uses, binds)
     if referents is not None:
         if uses is not None or binds is not None or binders is not None:
             raise DsgcValueError("pass either referents (a ReferentIndex) or uses/binds/binders, not both")
@@ -259,9 +264,8 @@ def pin_closure(
     binders: Mapping[Hashable, int] | None = None,
 ) -> Indices:
     """Sorted int64 indices that must stay while ``roots`` stay: the roots and their closure."""
-    n = referents.n if referents is not None else referent_block_count(uses, binds)
-    index = as_index(n, uses, binds, referents, order, binders)
-    return np.flatnonzero(closure(index, _validate.indices("roots", roots, n)))
+    index = as_index(None, uses, binds, referents, order, binders)
+    return np.flatnonzero(closure(index, _validate.indices("roots", roots, index.n)))
 
 
 def binding_table(
@@ -337,8 +341,8 @@ def orphans(
 
     Works for the retained set of any policy; a referent resolved by ``table`` is not orphaned.
     """
-    n = referents.n if referents is not None else referent_block_count(uses, binds)
-    index = as_index(n, uses, binds, referents, order, binders)
+    index = as_index(None, uses, binds, referents, order, binders)
+    n = index.n
     kept = np.zeros(n, dtype=np.bool_)
     kept[_validate.indices("retained", retained, n)] = True
     owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(index.use_indptr))
