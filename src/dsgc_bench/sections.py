@@ -16,7 +16,7 @@ from .grid import KHOP_METHODS, LAMBDAS, MAIN_METHODS, MULTIPLIERS
 from .markdown import table
 from .metrics import find_cell
 from .runner import METHODS
-from .templates import STRENGTHS, TEMPLATES
+from .templates import REGIMES, STRENGTHS, TEMPLATES
 
 Cell = dict[str, Any]
 Summary = dict[str, Any]
@@ -58,7 +58,7 @@ def render_main(s: Summary, out: Path) -> list[str]:
     parts = ["### Table 1: regime-level full-chain retention (ours beside the paper)"]
     rows = []
     for enc in _encoders(s):
-        for regime in ("control", "target"):
+        for regime in REGIMES:
             for m in MAIN_METHODS:
                 c = find_cell(a["regime_cells"], encoder=enc, regime=regime, method=m)
                 rows.append((enc, regime, _label(m), _ms(c), paper.fmt(paper.TABLE1.get((enc, regime, m)))))
