@@ -1,8 +1,9 @@
-"""The benchmark's data files: sentence banks shipped beside the modules that use them.
+"""The benchmark's data files, shipped beside the modules that read them.
 
 ``templates.json``, ``referent_domains.json`` and ``longrange.json`` hold text (our own
-sentences and value pools) that the generators compose; keeping it out of the code keeps a
-bank one table that is edited in one place.  The files are package data (``pyproject.toml``).
+sentences and value pools) that the generators compose; ``paper.json`` the paper's published
+figures.  Keeping them out of the code makes each one table, edited in one place.  The files
+are package data (``pyproject.toml``).
 """
 
 from __future__ import annotations
