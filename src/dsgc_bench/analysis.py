@@ -8,14 +8,14 @@ prediction of the paper with the measured value and whether our data supports it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import diagnostics, paper
-from .grid import KHOP_METHODS, LAMBDAS, MULTIPLIERS, NOISE_RATES
+from .grid import ENCODERS, KHOP_METHODS, LAMBDAS, MULTIPLIERS, NOISE_RATES
 from .metrics import Record, aggregate, find_cell, group, paired
 from .noise import SPURIOUS_KINDS
-from .templates import CONTROLS, TARGETS
+from .templates import CONTROLS, STRENGTHS, TARGETS
 
 Cell = dict[str, Any]
 
@@ -24,6 +24,16 @@ def value(cells: Sequence[Cell], metric: str = "full_chain", **match: Any) -> fl
     """The ``metric`` of the one cell matching ``match`` (None if absent)."""
     cell = find_cell(cells, **match)
     return None if cell is None else cell[metric]
+
+
+def series(cells: Sequence[Cell], key: str, levels: Iterable[Any], **match: Any) -> list[float] | None:
+    """The full-chain values y_k = value(cells, **match, key=levels[k]), one per level in order.
+
+    None when any of those cells is absent: a claim over the series then has nothing to test.
+    """
+    got = [value(cells, **match, **{key: x}) for x in levels]
+    present = [x for x in got if x is not None]
+    return present if len(present) == len(got) else None
 
 
 def check(claim: str, measured: str, passed: bool | None) -> dict[str, Any]:
@@ -60,7 +70,7 @@ def analyze_main(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict
         pairs = paired(runs, ("template",), "method", "similarity", "no_graph")
         same[enc[0]] = {"pairs": len(pairs), "identical": sum(a["retained"] == b["retained"] for a, b in pairs)}
     checks = []
-    for enc in ("lexical", "sentence"):
+    for enc in ENCODERS:
         ctrl = [c for c in cells if c["encoder"] == enc and c["template"] in CONTROLS]
         if ctrl:
             low = min(c["full_chain"] for c in ctrl)
@@ -93,11 +103,11 @@ def analyze_main(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict
 
 def analyze_lambda(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     checks = []
-    for enc in ("lexical", "sentence"):
+    for enc in ENCODERS:
         for t in TARGETS:
             sim = value(cells, encoder=enc, template=t, method="similarity")
-            ours = [value(cells, encoder=enc, template=t, method="dsgc", lambda_pi=lam) for lam in LAMBDAS]
-            if sim is None or None in ours:
+            ours = series(cells, "lambda_pi", LAMBDAS, encoder=enc, template=t, method="dsgc")
+            if sim is None or ours is None:
                 continue
             checks.append(
                 check(
@@ -106,8 +116,8 @@ def analyze_lambda(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[di
                     all(x > sim for x in ours),
                 )
             )
-    lex = [value(cells, encoder="lexical", template="profile", method="dsgc", lambda_pi=lam) for lam in LAMBDAS]
-    if None not in lex:
+    lex = series(cells, "lambda_pi", LAMBDAS, encoder="lexical", template="profile", method="dsgc")
+    if lex is not None:
         checks.append(
             check(
                 "profile (lexical) does not decrease as lambda_pi grows (paper: 0.67 -> 0.80 -> 0.87)",
@@ -120,12 +130,12 @@ def analyze_lambda(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[di
 
 def analyze_budget(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
     checks = []
-    for enc in ("lexical", "sentence"):
+    for enc in ENCODERS:
         gaps = {}
         for m in MULTIPLIERS:
-            d = [value(cells, encoder=enc, template=t, method="dsgc", multiplier=m) for t in TARGETS]
-            s = [value(cells, encoder=enc, template=t, method="similarity", multiplier=m) for t in TARGETS]
-            if None not in d + s:
+            d = series(cells, "template", TARGETS, encoder=enc, method="dsgc", multiplier=m)
+            s = series(cells, "template", TARGETS, encoder=enc, method="similarity", multiplier=m)
+            if d is not None and s is not None:
                 gaps[m] = sum(d) / len(d) - sum(s) / len(s)
         if {1.0, 2.0, 5.0} <= set(gaps):
             checks.append(
@@ -169,8 +179,8 @@ def analyze_scaling(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[d
                 check(f"{t} (sentence): DSGC stays saturated at 50 blocks (paper 1.00)", f"{s:.2f}", s >= 0.95)
             )
     for t in TARGETS:
-        curve = [value(cells, encoder="lexical", template=t, method="dsgc", total_blocks=n) for n in sizes]
-        if curve and None not in curve:
+        curve = series(cells, "total_blocks", sizes, encoder="lexical", template=t, method="dsgc")
+        if curve:
             checks.append(
                 check(
                     f"{t} (lexical): one-hop DSGC degrades somewhere as the store grows to {max(sizes):,} blocks",
@@ -178,12 +188,12 @@ def analyze_scaling(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[d
                     min(curve) < curve[0],
                 )
             )
-    for enc in ("lexical", "sentence"):
+    for enc in ENCODERS:
         largest = max(sizes, default=0)
         for m in ("dsgc_k2", "dsgc_norm"):
-            one = [value(cells, encoder=enc, template=t, method="dsgc", total_blocks=largest) for t in TARGETS]
-            fix = [value(cells, encoder=enc, template=t, method=m, total_blocks=largest) for t in TARGETS]
-            if None in one + fix:
+            one = series(cells, "template", TARGETS, encoder=enc, method="dsgc", total_blocks=largest)
+            fix = series(cells, "template", TARGETS, encoder=enc, method=m, total_blocks=largest)
+            if one is None or fix is None:
                 continue
             checks.append(
                 check(
@@ -252,7 +262,7 @@ def analyze_graph_noise(records: Sequence[Record], cells: Sequence[Cell]) -> tup
             }
         )
     checks = []
-    for enc in ("lexical", "sentence"):
+    for enc in ENCODERS:
         floor = {c["template"]: c["full_chain"] for c in cells if c["encoder"] == enc and c["method"] == "similarity"}
         margins = {
             kind: [c["full_chain"] - floor[c["template"]] for c in cells if c["encoder"] == enc and c["noise"] == kind]
@@ -306,19 +316,18 @@ def by_size_counts(records: Sequence[Record], keys: Sequence[str]) -> list[dict[
 
 
 def analyze_honeypot(records: Sequence[Record], cells: Sequence[Cell]) -> tuple[dict, list]:
-    strengths = ("easy", "medium", "hard")
     wins = by_size_counts(records, ("encoder", "template", "method", "honeypot"))
     checks = []
-    for enc in ("lexical", "sentence"):
+    for enc in ENCODERS:
         for t in (*CONTROLS, *TARGETS):
-            sims = [value(cells, encoder=enc, template=t, method="similarity", honeypot=h) for h in strengths]
-            rescued = [find_cell(wins, encoder=enc, template=t, method="similarity", honeypot=h) for h in strengths]
-            if None in sims or None in rescued:
+            sims = series(cells, "honeypot", STRENGTHS, encoder=enc, template=t, method="similarity")
+            rescued = [find_cell(wins, encoder=enc, template=t, method="similarity", honeypot=h) for h in STRENGTHS]
+            if sims is None or None in rescued:
                 continue
             checks.append(
                 check(
                     f"our prediction: similarity-only does not gain as honeypots get stronger ({t}, {enc})",
-                    " / ".join(f"{h} {x:.2f}" for h, x in zip(strengths, sims))
+                    " / ".join(f"{h} {x:.2f}" for h, x in zip(STRENGTHS, sims))
                     + "; successes kept by size "
                     + " / ".join(f"{w['successes_by_size']}/{w['successes']}" for w in rescued),
                     sims[0] >= sims[1] >= sims[2],

@@ -20,11 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dsgc_fast.encoders import ENCODER_NAMES
+
 from .families import NEUTRAL, PAPER_SIZES
 from .noise import NOISE_KINDS
 from .runner import Condition
 from .templates import STRENGTHS, TEMPLATES
 
+#: the paper's two encoders (``dsgc_fast.encoders``' names)
+ENCODERS: tuple[str, ...] = ENCODER_NAMES
 MAIN_METHODS: tuple[str, ...] = ("similarity", "no_graph", "dsgc")
 LAMBDAS: tuple[float, ...] = (0.5, 1.0, 2.0)
 MULTIPLIERS: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 5.0)

@@ -29,7 +29,8 @@ turn stating it is its only holder.  ``points(seeds, tools=...)`` returns one sc
 point per seed and kind, in the form of ``dsgc_bench.bfcl.points``, so every BFCL policy
 runs on them unchanged; budgets are fractions of the history as there.  ``PROBES`` are
 other questions to ask of the same history (every fact question and one question per
-everyday topic).  All texts are written for this harness.
+everyday topic).  All texts are written for this harness; the phrase banks are data, in
+``longrange.json`` (names, cities, months, relations, the fact and topic sentences).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from . import package_data
 from .bfcl.points import Point, make_point
 from .bfcl.values import normal_value
 
@@ -51,151 +53,19 @@ FILLER_TURNS = (24, 40)
 #: share of the everyday questions answered with tool calls in the tool-heavy variant
 TOOL_SHARE = 0.75
 
-_NAMES = """Rowan Tembe, Ilse Marwick, Tomas Okafor, Priya Lindqvist, Mateo Halloran, Yuki Brennan,
-Odile Nakamura, Kwame Sorensen, Lena Castellanos, Arjun Pellegrini, Freya Obuya, Dmitri Aldana,
-Sanne Whitlock, Emeka Rasmussen, Carmen Holloway, Jonas Adeyemi, Noor Fairbanks, Elias Moreau""".replace(
-    "\n", " "
-).split(", ")
-_CITIES = """Tampere, Porto, Valparaiso, Ljubljana, Hobart, Kraków, Winnipeg, Cusco, Bergen, Tbilisi,
-Leipzig, Rosario, Nagano, Cork, Daejeon, Asheville, Trieste, Mombasa""".replace("\n", " ").split(", ")
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-_RELATIONS = ("sister", "colleague", "neighbour", "cousin", "landlord", "dentist", "manager", "best friend")
-
-_STATE = {
-    "name": [
-        "Before we start: my name is {v}, in case you need it for anything.",
-        "Quick introduction, I'm {v}, and I'll be asking a lot of questions today.",
-    ],
-    "city": [
-        "For context, I live in {v} now; I moved there two years ago.",
-        "I should mention that my home is in {v}, so keep that in mind for local tips.",
-    ],
-    "birthday": [
-        "Small thing to remember: my birthday is {v}, and I like to plan around it.",
-        "By the way, I was born on {v}, if dates ever matter for this.",
-    ],
-}
-_DISTRACT = {
-    "name": ["My {r} is called {v}, and she keeps giving me advice.", "I had lunch with my {r}, {v}, yesterday."],
-    "city": ["My {r} lives in {v} and loves it there.", "My {r} just moved to {v} for a new job."],
-    "birthday": [
-        "My {r}'s birthday is {v}, so I need a present soon.",
-        "My {r} was born on {v}, the same week as a holiday.",
-    ],
-}
-_ASK = {
-    "name": ["What is my name again?", "Remind me, what did I say my name was?"],
-    "city": ["Remind me, which city do I live in?", "Where did I tell you my home is?"],
-    "birthday": ["When is my birthday again?", "Remind me of my date of birth, please."],
-}
-_ACK = ["Noted, thanks for telling me.", "Got it, I will keep that in mind.", "Thanks, that helps."]
-
-_TOPICS = {
-    "cooking": (
-        [
-            "How long should I roast {x} at a medium heat?",
-            "What can I add to {x} to make it less bland?",
-            "Can I freeze {x} and reheat it later?",
-        ],
-        ["roasted vegetables", "a lentil soup", "a tomato sauce", "a rice dish", "a chicken stew", "a bean salad"],
-        [
-            "About forty minutes usually works; turn it once halfway.",
-            "A little acid, such as lemon, and a pinch of salt go a long way.",
-            "Yes, most of it freezes well for a couple of months in a sealed box.",
-        ],
-    ),
-    "travel": (
-        [
-            "What should I pack for {x}?",
-            "How early should I get to the station for {x}?",
-            "Is it worth buying insurance for {x}?",
-        ],
-        [
-            "a weekend hike",
-            "a long train trip",
-            "a beach holiday",
-            "a winter city break",
-            "a work conference",
-            "a camping night",
-        ],
-        [
-            "Layers, a rain shell and comfortable shoes cover most cases.",
-            "Half an hour is plenty unless you need to buy a ticket on the spot.",
-            "For longer or costly trips it usually pays for itself.",
-        ],
-    ),
-    "garden": (
-        [
-            "When is the right time to plant {x}?",
-            "How often should I water {x}?",
-            "Why are the leaves of {x} turning yellow?",
-        ],
-        ["tomatoes", "basil", "a young apple tree", "lavender", "spring bulbs", "strawberries"],
-        [
-            "Plant after the last frost, once the soil has warmed up.",
-            "Water deeply twice a week rather than a little every day.",
-            "Often it is too much water or too little light.",
-        ],
-    ),
-    "money": (
-        [
-            "How much should I keep aside for {x}?",
-            "Is it smarter to pay off {x} first?",
-            "How do I track spending on {x}?",
-        ],
-        ["emergencies", "a new laptop", "the car loan", "a credit card", "groceries", "subscriptions"],
-        [
-            "Three months of basic costs is a common starting point.",
-            "Usually the debt with the highest interest goes first.",
-            "A simple weekly check of your statements is enough to start.",
-        ],
-    ),
-    "fitness": (
-        [
-            "How many times a week should I do {x}?",
-            "What should I eat before {x}?",
-            "How do I avoid soreness after {x}?",
-        ],
-        ["strength training", "a long run", "a yoga class", "swimming laps", "a cycling tour", "interval sessions"],
-        [
-            "Two or three sessions with rest days between them is a good base.",
-            "Something light with carbohydrates an hour or two before.",
-            "Warm up, stretch gently afterwards and build up slowly.",
-        ],
-    ),
-    "reading": (
-        [
-            "Can you suggest something like {x}?",
-            "How do I make time for {x}?",
-            "Is it better to read {x} in print or on a screen?",
-        ],
-        [
-            "a slow mystery novel",
-            "a popular science book",
-            "short stories",
-            "a travel memoir",
-            "poetry",
-            "a history of cities",
-        ],
-        [
-            "Try an author with a similar pace and a strong sense of place.",
-            "Ten pages before bed adds up to a book a month.",
-            "Print is easier on the eyes for long sessions; screens are handy on trips.",
-        ],
-    ),
+_BANKS: dict[str, Any] = package_data.load("longrange.json")
+_NAMES: list[str] = _BANKS["names"]
+_CITIES: list[str] = _BANKS["cities"]
+_MONTHS: list[str] = _BANKS["months"]
+_RELATIONS: list[str] = _BANKS["relations"]
+#: per fact kind: how the user states it, how a distractor states someone else's, how it is asked
+_STATE: dict[str, list[str]] = _BANKS["state"]
+_DISTRACT: dict[str, list[str]] = _BANKS["distract"]
+_ASK: dict[str, list[str]] = _BANKS["ask"]
+_ACK: list[str] = _BANKS["ack"]
+#: per everyday topic: (question patterns over ``{x}``, things ``x``, answers)
+_TOPICS: dict[str, tuple[list[str], list[str], list[str]]] = {
+    topic: (bank["questions"], bank["things"], bank["answers"]) for topic, bank in _BANKS["topics"].items()
 }
 
 

@@ -95,15 +95,27 @@ def _history_kept(point: Point, retained: np.ndarray) -> np.ndarray:
     return mask
 
 
-def _cell(variant: str, encoder: str, fraction: float, policy: str, session: str) -> dict[str, Any]:
-    """The fields naming a record's cell and conversation."""
-    return {"variant": variant, "encoder": encoder, "fraction": fraction, "policy": policy, "session": session}
+@dataclass(frozen=True)
+class Arm:
+    """What records are measured under: the chat variant, the encoder (name, embeddings), the policies."""
+
+    variant: str
+    encoder: str
+    emb: Embeddings
+    rules: dict[str, Policy]
+
+    def cell(self, fraction: float, policy: str, session: str) -> dict[str, Any]:
+        """The fields naming a record's cell and conversation."""
+        return {
+            "variant": self.variant,
+            "encoder": self.encoder,
+            "fraction": fraction,
+            "policy": policy,
+            "session": session,
+        }
 
 
-def fact_records(
-    convs: Sequence[longrange.Conversation], variant: str, encoder: str, emb: Embeddings, rules: dict[str, Policy],
-    fractions: Sequence[float],
-) -> list[dict[str, Any]]:  # fmt: skip
+def fact_records(convs: Sequence[longrange.Conversation], arm: Arm, fractions: Sequence[float]) -> list[dict[str, Any]]:
     """One record per conversation, budget and policy: fact kept, broken pairs, tokens."""
     out = []
     for conv in convs:
@@ -111,10 +123,10 @@ def fact_records(
         for fraction in fractions:
             budget = point.budget(fraction)
             for policy in LABELS:
-                sel = rules[policy](point, emb, budget)
+                sel = arm.rules[policy](point, arm.emb, budget)
                 out.append(
                     {
-                        **_cell(variant, encoder, fraction, policy, conv.session),
+                        **arm.cell(fraction, policy, conv.session),
                         "kept": bool(kept_values(point, sel)[0]),
                         "broken": broken_pairs(point, sel.retained.tolist()),
                         "budget": budget,
@@ -124,10 +136,7 @@ def fact_records(
     return out
 
 
-def hub_records(
-    convs: Sequence[longrange.Conversation], variant: str, encoder: str, emb: Embeddings, rules: dict[str, Policy],
-    fractions: Sequence[float],
-) -> list[dict[str, Any]]:  # fmt: skip
+def hub_records(convs: Sequence[longrange.Conversation], arm: Arm, fractions: Sequence[float]) -> list[dict[str, Any]]:
     """One record per conversation, budget and store policy: keep counts over the probes."""
     out = []
     for conv in convs:
@@ -137,13 +146,14 @@ def hub_records(
             always = {}
             for policy, base in HUB_POLICIES.items():
                 counts = sum(
-                    _history_kept(p, rules[policy](p, emb, p.budget(fraction)).retained).astype(int) for p in probes
+                    _history_kept(p, arm.rules[policy](p, arm.emb, p.budget(fraction)).retained).astype(int)
+                    for p in probes
                 )
                 always[policy] = counts == len(probes)
                 top = int(counts.max())
                 out.append(
                     {
-                        **_cell(variant, encoder, fraction, policy, conv.session),
+                        **arm.cell(fraction, policy, conv.session),
                         "probes": len(probes),
                         "blocks": int(tools.size),
                         "max_kept": top,
@@ -209,9 +219,10 @@ class LongRangeSuite:
             emb = Embeddings(encoder)
             for variant, convs in plan.conversations.items():
                 encoder.prepare([*(message_text(m) for c in convs for m in c.messages), *longrange.PROBES])
-                facts += fact_records(convs, variant, name, emb, rules, self.fractions)
+                arm = Arm(variant, name, emb, rules)
+                facts += fact_records(convs, arm, self.fractions)
                 probed = [c for c in convs if c.seed in config.seeds[: self.hub_seeds]]
-                hubs += hub_records(probed, variant, name, emb, rules, self.hub_fractions)
+                hubs += hub_records(probed, arm, self.hub_fractions)
         return {
             "suite": self.name,
             "seeds": list(config.seeds),

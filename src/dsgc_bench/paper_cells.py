@@ -1,7 +1,7 @@
 """The paper's 53 published full-chain figures as cells we can re-measure and test.
 
 Tables 1, 2, 4, 5 and 6 and the in-text recency figure of the DSGC paper (arXiv
-2608.20400; the values are typed in ``paper.py``) give 53 rates, each over a known number of
+2608.20400; the values are typed in ``paper.json``, read by ``paper``) give 53 rates, each over a known number of
 runs: 15 seeds per cell, 30 for a Table 1 regime row (two templates), 60 for the recency
 figure (four templates).  ``CELLS`` lists them with the runs that measure each one;
 ``compare`` counts our successes in those runs and tests each cell with a two-sided Fisher
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import paper
+from .grid import ENCODERS
 from .runner import Condition
 from .templates import CONTROLS, TARGETS, TEMPLATES
 
@@ -23,7 +24,6 @@ from .templates import CONTROLS, TARGETS, TEMPLATES
 ALPHA = 0.05
 #: the paper's seeds per condition
 PAPER_SEEDS = 15
-ENCODERS: tuple[str, ...] = ("lexical", "sentence")
 REGIME_TEMPLATES = {"control": CONTROLS, "target": TARGETS}
 
 

@@ -23,11 +23,11 @@ The sentences are data, in ``referent_domains.json`` (the session ``pools`` and 
 
 from __future__ import annotations
 
-import importlib.resources
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from . import package_data
 
 FORMS: tuple[str, ...] = ("anaphor", "description", "identifier")
 KINDS: tuple[str, ...] = ("parent", "child")
@@ -96,9 +96,7 @@ def _domain(data: dict[str, Any]) -> Domain:
     )  # fmt: skip
 
 
-_DATA: dict[str, Any] = json.loads(
-    importlib.resources.files(__package__).joinpath("referent_domains.json").read_text("utf-8")
-)
+_DATA: dict[str, Any] = package_data.load("referent_domains.json")
 #: the session pools: ``{month}``, ``{day}``, ``{person}``, ``{amount}``, ``{number}``
 POOLS: Mapping[str, tuple[str, ...]] = {slot: tuple(values) for slot, values in _DATA["pools"].items()}
 #: support (account / ticket), code_review (file / constant), documents (document / clause)

@@ -16,7 +16,7 @@ from .grid import KHOP_METHODS, LAMBDAS, MAIN_METHODS, MULTIPLIERS
 from .markdown import table
 from .metrics import find_cell
 from .runner import METHODS
-from .templates import TEMPLATES
+from .templates import REGIMES, STRENGTHS, TEMPLATES
 
 Cell = dict[str, Any]
 Summary = dict[str, Any]
@@ -58,7 +58,7 @@ def render_main(s: Summary, out: Path) -> list[str]:
     parts = ["### Table 1: regime-level full-chain retention (ours beside the paper)"]
     rows = []
     for enc in _encoders(s):
-        for regime in ("control", "target"):
+        for regime in REGIMES:
             for m in MAIN_METHODS:
                 c = find_cell(a["regime_cells"], encoder=enc, regime=regime, method=m)
                 rows.append((enc, regime, _label(m), _ms(c), paper.fmt(paper.TABLE1.get((enc, regime, m)))))
@@ -341,22 +341,21 @@ def _kept_by_size(row: dict[str, Any] | None) -> str:
 
 def render_honeypot(s: Summary, out: Path) -> list[str]:
     cells = s["cells"]
-    strengths = ("easy", "medium", "hard")
     wins = [w for w in s["analysis"]["by_size"] if w["method"] == "similarity"]
     rows = [
-        (enc, t, *(_kept_by_size(find_cell(wins, encoder=enc, template=t, honeypot=h)) for h in strengths))
+        (enc, t, *(_kept_by_size(find_cell(wins, encoder=enc, template=t, honeypot=h)) for h in STRENGTHS))
         for enc, t in dict.fromkeys((w["encoder"], w["template"]) for w in wins)
     ]
     return [
-        _pivot(cells, ("encoder", "template", "method"), "honeypot", strengths),
+        _pivot(cells, ("encoder", "template", "method"), "honeypot", STRENGTHS),
         "Similarity-only successes kept by size (of all its successes), per strength:",
-        table(["encoder", "template", *strengths], rows),
+        table(["encoder", "template", *STRENGTHS], rows),
         "Failing runs by class:",
         _class_table(s["analysis"]["class_counts"], ("encoder", "method", "honeypot")),
         _curve(
             out,
             s,
-            [{**c, "strength": ("easy", "medium", "hard").index(c["honeypot"])} for c in cells],
+            [{**c, "strength": STRENGTHS.index(c["honeypot"])} for c in cells],
             "honeypot",
             "honeypot strength",
             x="strength",

@@ -39,16 +39,6 @@ def unit_rows(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     return x
 
 
-def dag_edges(rng: np.random.Generator, n: int, in_degree: float) -> np.ndarray:
-    """round(in_degree * n) (dependent, prerequisite) pairs with prerequisite < dependent."""
-    if n < 2:
-        return np.empty((0, 2), dtype=np.int64)
-    m = int(round(in_degree * n))
-    dependent = rng.integers(1, n, size=m, dtype=np.int64)
-    prerequisite = (rng.random(m) * dependent).astype(np.int64)
-    return np.stack([dependent, prerequisite], axis=1)
-
-
 def make_store(
     n: int,
     d: int = 384,
@@ -58,14 +48,13 @@ def make_store(
     budget_fraction: float = 0.05,
     cost_range: tuple[int, int] = (8, 256),
 ) -> Store:
-    """A store of ``n`` blocks in ``d`` dimensions (see ``Store``); costs uniform in cost_range."""
-    rng = np.random.default_rng(seed)
-    query = unit_rows(rng, 1, d)[0]
-    embs = unit_rows(rng, n, d)
-    costs = rng.integers(cost_range[0], cost_range[1] + 1, size=n, dtype=np.int64)
-    edges = dag_edges(rng, n, in_degree)
-    budget = int(int(costs.sum()) * budget_fraction)
-    return Store(query, embs, costs, edges, budget)
+    """A store of ``n`` blocks in ``d`` dimensions (see ``Store``); costs uniform in cost_range.
+
+    The one store of ``make_ragged(1, n, d, ...)``: the same draws from the same seed.
+    """
+    return make_ragged(
+        1, n, d, seed=seed, in_degree=in_degree, budget_fraction=budget_fraction, cost_range=cost_range
+    ).store(0)
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,11 @@ same way whichever family it belongs to.
 from __future__ import annotations
 
 import functools
-import importlib.resources
-import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import package_data
 from .patterns import Pattern
 
 STRENGTHS: tuple[str, ...] = ("easy", "medium", "hard")
@@ -89,9 +88,7 @@ def threshold_verdict(values: Mapping[str, str]) -> str:
 
 
 #: the scenario families' sentences and settings (see the module docstring)
-DATA: dict[str, dict[str, Any]] = json.loads(
-    importlib.resources.files(__package__).joinpath("templates.json").read_text("utf-8")
-)
+DATA: dict[str, dict[str, Any]] = package_data.load("templates.json")
 
 
 def family(name: str) -> dict[str, Template]:

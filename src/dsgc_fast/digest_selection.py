@@ -77,20 +77,16 @@ def select_forms(
 
     Parameters
     ----------
-    whole_costs, digest_costs : array_like of int, shape (N,)
-        c_i and d_i, integers with 0 <= d_i <= c_i (a block without a digest: d_i = c_i,
-        w_i = v_i; it is then sent whole or not at all).
-    whole_values, digest_values : array_like of float, shape (N,)
-        v_i and w_i, finite with 0 <= w_i <= v_i.
-    budget : int
-        B, a non-negative integer.
-    floor : array_like of int, shape (N,), optional
-        The least ``Form`` of each block (0 evict, 1 digest, 2 whole; default all 0):
-        pinned blocks and live roots get 2.
+    whole_costs, digest_costs, whole_values, digest_values, budget, floor
+        c_i, d_i, v_i, w_i, B and the floors f_i with the meaning and bounds of
+        ``dsgc_ref.digest_selection.select_forms`` (0 <= d_i <= c_i, 0 <= w_i <= v_i,
+        B >= 0, f_i a ``Form`` code 0..2, default all 0), the per-block ones as array_like
+        of shape (N,).  A block without a digest: d_i = c_i, w_i = v_i (whole or nothing).
 
     Returns
     -------
     FormSelection
+        ``forms`` as a read-only int8 array of ``Form`` codes.
 
     Raises
     ------

@@ -23,8 +23,8 @@ from dsgc_ref.contract import (
     DsgcTypeError,
     DsgcValueError,
     ReferentEvictionError,
+    check_binders,
     check_referent_lists,
-    is_integer_scalar,
     referent_block_count,
     render_table,
     whitespace_cost,
@@ -141,12 +141,8 @@ class ReferentIndex:
                     live.append(i)
                 elif pos[i] > pos[live[k]]:
                     live[k] = i
-        for x, i in (binders or {}).items():
-            if not is_integer_scalar(i) or not 0 <= int(i) < n:
-                raise DsgcValueError(f"binders[{x!r}] = {i!r} is not a block index")
-            if x not in bind_maps[int(i)]:
-                raise DsgcValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
-            live[ids[x]] = int(i)
+        for x, i in check_binders(binders, bind_maps).items():
+            live[ids[x]] = i
         indptr = np.zeros(n + 1, dtype=np.int64)
         flat: list[int] = []
         for u, xs in enumerate(use_lists):
@@ -228,8 +224,13 @@ def _positions(seq: Indices) -> Indices:
     return pos
 
 
-def as_index(n: int, uses: Any, binds: Any, referents: Any, order: Any, binders: Any) -> ReferentIndex:
-    """Accept a prebuilt ``ReferentIndex`` (``referents=``) or the ``uses``/``binds`` lists."""
+def as_index(n: int | None, uses: Any, binds: Any, referents: Any, order: Any, binders: Any) -> ReferentIndex:
+    """Accept a prebuilt ``ReferentIndex`` (``referents=``) or the ``uses``/``binds`` lists.
+
+    ``n`` is the number of blocks the index must cover; None: as many as it describes.
+    """
+    if n is None:
+        n = referents.n if referents is not None else referent_block_count(uses, binds)
     if referents is not None:
         if uses is not None or binds is not None or binders is not None:
             raise DsgcValueError("pass either referents (a ReferentIndex) or uses/binds/binders, not both")
@@ -263,9 +264,8 @@ def pin_closure(
     binders: Mapping[Hashable, int] | None = None,
 ) -> Indices:
     """Sorted int64 indices that must stay while ``roots`` stay: the roots and their closure."""
-    n = referents.n if referents is not None else referent_block_count(uses, binds)
-    index = as_index(n, uses, binds, referents, order, binders)
-    return np.flatnonzero(closure(index, _validate.indices("roots", roots, n)))
+    index = as_index(None, uses, binds, referents, order, binders)
+    return np.flatnonzero(closure(index, _validate.indices("roots", roots, index.n)))
 
 
 def binding_table(
@@ -341,8 +341,8 @@ def orphans(
 
     Works for the retained set of any policy; a referent resolved by ``table`` is not orphaned.
     """
-    n = referents.n if referents is not None else referent_block_count(uses, binds)
-    index = as_index(n, uses, binds, referents, order, binders)
+    index = as_index(None, uses, binds, referents, order, binders)
+    n = index.n
     kept = np.zeros(n, dtype=np.bool_)
     kept[_validate.indices("retained", retained, n)] = True
     owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(index.use_indptr))

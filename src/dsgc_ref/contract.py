@@ -274,6 +274,24 @@ def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hasha
     return use_lists, bind_maps
 
 
+def check_binders(
+    binders: Mapping[Hashable, Any] | None, binds: Sequence[Mapping[Hashable, Any]]
+) -> dict[Hashable, int]:
+    """Validate live-binder overrides against the bind maps; return them as referent -> int.
+
+    An override ``binders[x] = i`` is valid when i is an integer with 0 <= i < len(binds)
+    and block i binds x (``x in binds[i]``); None means no overrides.
+    """
+    out: dict[Hashable, int] = {}
+    for x, i in (binders or {}).items():
+        if not is_integer_scalar(i) or not 0 <= int(i) < len(binds):
+            raise DsgcValueError(f"binders[{x!r}] = {i!r} is not a block index")
+        if x not in binds[int(i)]:
+            raise DsgcValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
+        out[x] = int(i)
+    return out
+
+
 def _per_block(name: str, value: Any, n: int) -> list[Any]:
     """``value`` as a list of one entry per block (all None when ``value`` is None)."""
     if value is None:

@@ -19,8 +19,8 @@ from .contract import (
     BindingTable,
     DsgcValueError,
     ReferentEvictionError,
+    check_binders,
     check_referent_lists,
-    is_integer_scalar,
     referent_block_count,
     render_table,
 )
@@ -38,12 +38,7 @@ def live_binders(
         for x in b:
             if x not in live or pos[i] > pos[live[x]]:
                 live[x] = i
-    for x, i in (binders or {}).items():
-        if not is_integer_scalar(i) or not 0 <= int(i) < len(binds):
-            raise DsgcValueError(f"binders[{x!r}] = {i!r} is not a block index")
-        if x not in binds[int(i)]:
-            raise DsgcValueError(f"binders[{x!r}] = {int(i)}, but block {int(i)} does not bind {x!r}")
-        live[x] = int(i)
+    live.update(check_binders(binders, binds))
     return live
 
 
@@ -78,6 +73,14 @@ def closure_from(
     return out
 
 
+def resolve(
+    uses: Any, binds: Any, order: Sequence[int] | None, binders: Mapping[Hashable, int] | None
+) -> tuple[list[list[Hashable]], dict[Hashable, int]]:
+    """The checked use lists and the live binders (``live_binders``) of the list form."""
+    use_lists, bind_maps = check_referent_lists(uses, binds, referent_block_count(uses, binds))
+    return use_lists, live_binders(bind_maps, list(range(len(use_lists))) if order is None else order, binders)
+
+
 def pin_closure(
     roots: Iterable[int],
     uses: Any,
@@ -87,9 +90,8 @@ def pin_closure(
     binders: Mapping[Hashable, int] | None = None,
 ) -> list[int]:
     """Sorted indices that must stay while ``roots`` stay: the roots and their closure."""
-    use_lists, bind_maps = check_referent_lists(uses, binds, referent_block_count(uses, binds))
+    use_lists, live = resolve(uses, binds, order, binders)
     n = len(use_lists)
-    live = live_binders(bind_maps, list(range(n)) if order is None else order, binders)
     root_list = [int(r) for r in roots]
     for r in root_list:
         if not 0 <= r < n:
@@ -158,9 +160,7 @@ def orphans(
 
     A referent resolved by ``table`` is not orphaned.  Works for any retained set.
     """
-    use_lists, bind_maps = check_referent_lists(uses, binds, referent_block_count(uses, binds))
-    n = len(use_lists)
-    live = live_binders(bind_maps, list(range(n)) if order is None else order, binders)
+    use_lists, live = resolve(uses, binds, order, binders)
     kept = set(int(i) for i in retained)
     tabled = {e[0] for e in table.entries} if table is not None else set()
     out = []
