@@ -2,7 +2,7 @@
 
 A ``MemoryStore`` is a locked facade over one core: the archive (the record, ``archive``),
 the column store rebuilt from it (``columns.BlockColumns``), the token counter, the encoder
-with the rows of the texts it encoded last, and the digests of the active blocks.  The
+with the rows of the texts it encoded last, and the digests of its blocks (``BlockDigests``).  The
 compaction run (``compact_run``), recall and search (``recall``) and deletion (``erasure``)
 are functions of a core; the store calls them holding its lock.
 """
