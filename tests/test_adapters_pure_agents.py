@@ -37,7 +37,13 @@ from agents.run_config import CallModelData, ModelInputData
 from dsgc_fast import SelectCache, forget_texts, select
 from dsgc_fast.integrations.openai_agents import InputFilter, item_groups, item_kind
 from dsgc_fast.memory.history import default_cache
-from tests.test_adapters_pure import ACCOUNTS, SECRET, TOOLS, TOPICS, reachable_strings
+from tests._billing_script import CUSTOMER, OTHERS, TOOLS
+from tests._reachable import SECRET, reachable_strings
+from tests._scripted_agents_model import text_of
+
+ACCOUNTS = [*OTHERS, CUSTOMER]
+TOOL_NAMES = [tool.__name__ for tool in TOOLS]
+TOPICS = ["KYC status", "disputed charge", "late payout", "refund", "chargeback fee"]
 
 LONG = "It has a long dispute history. " * 30
 BINDER = re.compile(r"^From now on, that account means (AC-\d{4})")
@@ -52,11 +58,6 @@ def annotate(item):
     if found:
         return {"binds": {"that account": found.group(1)}}
     return {"uses": ["that account"]} if "that account" in text else None
-
-
-def text_of(item) -> str:
-    content = item.get("content")
-    return content if isinstance(content, str) else " ".join(part.get("text", "") for part in content or ())
 
 
 @st.composite
@@ -89,7 +90,7 @@ def units(draw, k: int, kind: str | None = None) -> list[dict]:
         {
             "type": "function_call",
             "call_id": f"c{k}_{j}",
-            "name": draw(st.sampled_from(TOOLS)),
+            "name": draw(st.sampled_from(TOOL_NAMES)),
             "arguments": json.dumps({"account": draw(st.sampled_from(ACCOUNTS))}),
         }
         for j in range(draw(st.integers(1, 3)))
