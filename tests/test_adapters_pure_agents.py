@@ -150,7 +150,7 @@ def reference(items: list[dict], budget: int, annotate=None) -> list:
     table = [] if chosen.binding_table is None else [{"role": "system", "content": chosen.binding_table}]
     messages = [m for m in chosen.messages if not (table and m == table[0])]
     sent: dict[int, dict] = {}
-    for g, message in zip(chosen.indices, messages):
+    for g, message in zip(chosen.indices, messages, strict=True):
         for k in spoken[g].indices:
             cut = item_kind(items[k]).cut and message["content"] != chat[g]["content"]
             sent[k] = {**items[k], "output": message["content"]} if cut else items[k]
