@@ -22,8 +22,9 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, Syst
 from langgraph.checkpoint.memory import InMemorySaver
 
 from dsgc_fast.integrations.langchain import ThreadMemory, select_messages
+from tests._reachable import reachable_strings
 from tests._scripted_models import ScriptedChatModel, lookup
-from tests.test_adapters_pure import reachable_strings, shape
+from tests.test_adapters_pure import shape
 from tests.test_integrations_langchain import langchain_session, sent_tokens
 
 TOPICS = ["refund RF-9", "invoice INV-12", "payout of M-2207", "chargeback CB-4", "fee on card 0042",

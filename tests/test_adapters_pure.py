@@ -11,14 +11,13 @@ and nothing removed from the list is held by the ``ThreadMemory`` after the next
 
 from __future__ import annotations
 
-import gc
 import json
-import types
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._reachable import SECRET, reachable_strings
 from tests._requires import require
 
 require("langgraph", "langchain")
@@ -34,7 +33,6 @@ from tests._scripted_models import ScriptedChatModel
 ACCOUNTS = ["AC-1001", "AC-2040", "AC-3318", "AC-4417", "AC-5502", "AC-6690", "AC-7730"]
 TOOLS = ["check_kyc", "lookup_charge", "check_payout"]
 TOPICS = ["KYC status", "disputed charge", "late payout", "refund", "chargeback fee"]
-SECRET = "4111 1111 1111 1111"
 
 
 @st.composite
@@ -119,23 +117,6 @@ def middleware_view(messages: list[BaseMessage], sent: list[BaseMessage]) -> lis
         return sent
     merged = sent[0].model_copy(update={"content": "\n\n".join([sent[0].content, *(t.content for t in tables)])})
     return [merged, *(m for m in sent[1:] if not any(m is t for t in tables))]
-
-
-def reachable_strings(root: object) -> list[str]:
-    """Every string reachable from ``root`` through containers and instances (not modules, classes or code)."""
-    seen, out, stack = set(), [], [root]
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType, types.CodeType)):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, str):
-            out.append(obj)
-        elif isinstance(obj, bytes):
-            out.append(obj.decode("utf-8", "replace"))
-        else:
-            stack.extend(gc.get_referents(obj))
-    return out
 
 
 @settings(max_examples=40)
