@@ -328,7 +328,11 @@ class InputFilter:
     """A ``call_model_input_filter`` that sends the items dsgc keeps within ``budget`` tokens.
 
     Stateless: each call hands the items' chat messages to ``dsgc_fast.select`` (whose cache
-    encodes only messages it has not seen).
+    encodes only messages it has not seen).  The filter keeps nothing of the items itself;
+    that cache keeps the rows and words of texts it has seen, so after removing or redacting
+    an item (a card number, say) call ``dsgc_fast.forget_texts()`` (the process cache and
+    every memo keyed by text) or ``clear()`` the ``cache`` passed in: the filter cannot tell
+    an edited history from another conversation's.
 
     Parameters
     ----------
