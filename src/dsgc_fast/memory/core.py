@@ -25,6 +25,7 @@ from .block import Block, check_flag, check_stored, checked_block, is_induced
 from .columns import BlockColumns, check_vectors, encoded, in_width
 from .digest_blocks import BlockDigests
 from .token_counts import TokenCounter
+from .value_table import BlockValueLines, ValueTableBlock
 
 #: how many recently encoded texts a store remembers the rows of (``StoreCore.encode``)
 RECENT_TEXTS = 256
@@ -55,6 +56,9 @@ class StoreCore:
         self.lock = lock
         self.recent_rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self.digests = BlockDigests()
+        self.value_lines = BlockValueLines()
+        #: the value table the last compaction sent (``value_table``), sent with the active blocks
+        self.value_table: ValueTableBlock | None = None
         self.columns = BlockColumns(width)
 
     @classmethod

@@ -54,6 +54,7 @@ def delete(core: StoreCore, slots: list[int], operation: str) -> list[str]:
         core.archive.delete_blocks(slots, operation)
     columns.mark_active(restored)
     columns.erase(slots, binders)
+    core.value_table = None  # it may hold values of the deleted blocks
     core.recent_rows.clear()  # a memo keyed by text: no deleted text stays in it
     forget_texts()  # nor in the process-wide memos of words and values (``_text_caches``)
     if columns.induced.blocks:  # induction forgets deleted blocks: read the others again
