@@ -233,7 +233,8 @@ def oracle_digest(point: Point, budget: int, context: Context) -> Sent:
 #: every policy of the tables, in table order: (what it is, the rule, whether it reads the encoder)
 POLICIES: dict[str, tuple[str, SentPolicy, bool]] = {
     "store-default": (
-        "store default, `select`: **the agent policy**, a tool result may be sent as its digest, in place",
+        "store default, `select`: **the agent policy**, a tool result may be sent as its digest, in place, "
+        "and the values of what is left out in a value table",
         store_default,
         True,
     ),
