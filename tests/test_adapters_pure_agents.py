@@ -147,8 +147,8 @@ def reference(items: list[dict], budget: int, annotate=None) -> list:
         annotation = next((a for a in found if a), None)  # a unit of these histories has at most one
         chat.append({**group.message, **({"dsgc": annotation} if annotation else {})})
     chosen = select(chat, budget, on_over_budget="truncate", cache=SelectCache())
-    table = [] if chosen.binding_table is None else [{"role": "system", "content": chosen.binding_table}]
-    messages = [m for m in chosen.messages if not (table and m == table[0])]
+    table = [{"role": "system", "content": text} for text in chosen.tables]  # binding and value tables
+    messages = [m for m in chosen.messages if m not in table]
     sent: dict[int, dict] = {}
     for g, message in zip(chosen.indices, messages, strict=True):
         for k in spoken[g].indices:

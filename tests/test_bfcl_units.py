@@ -316,7 +316,7 @@ def test_the_in_place_oracle_bounds_every_in_place_policy_and_beats_the_unit_ora
         budget = point.budget(share)
         scores = {
             rule: score_sent(point, rule(point, budget, _context()), budget, counter)
-            for rule in (oracle_in_place, oracle_units, store_default, store_default_whole, store_recency)
+            for rule in (oracle_in_place, oracle_units, store_default_whole, store_recency)
         }
         bound = scores[oracle_in_place]
         assert (bound.broken, bound.invalid, bound.used <= budget) == (0, 0, True)

@@ -74,7 +74,9 @@ def budgets(messages: list[dict]) -> list[int]:
 
 
 def digested_somewhere(messages: list[dict]) -> list[int]:
-    found = [b for b in budgets(messages) if select(messages, b, tokenizer=TOKENIZER, digests=True).digested]
+    found = [
+        b for b in budgets(messages) if select(messages, b, tokenizer=TOKENIZER, digests=True, values=False).digested
+    ]
     assert found, "no budget digests anything: the fixture no longer exercises digests"
     return found
 
@@ -84,7 +86,7 @@ def test_digest_sent_in_place_keeps_the_transcript_valid_and_values_verbatim():
     before = copy.deepcopy(messages)
     counter = token_counter(TOKENIZER)
     for budget in digested_somewhere(messages):
-        s = select(messages, budget, tokenizer=TOKENIZER, digests=True)
+        s = select(messages, budget, tokenizer=TOKENIZER, digests=True, values=False)
         check_messages(s.messages)  # every tool result answers a kept call, every call is answered
         sent = dict(zip(s.indices, s.messages))
         for i, digest in s.digested.items():
@@ -141,7 +143,7 @@ def test_digests_are_on_by_default_with_the_agent_policy():
         assert default.digested.keys() == on.digested.keys()
     store = store_of(messages)
     budget = digested_somewhere(messages)[0]
-    report = compact_messages(store, budget)
+    report = compact_messages(store, budget, values=False)
     assert report.digested, "MemoryStore's compaction digests by default too"
 
 
@@ -166,7 +168,7 @@ def test_repeated_compactions_lose_nothing_more_and_recall_brings_the_whole_back
     messages = session()
     budget = digested_somewhere(messages)[0]
     store = store_of(messages)
-    first = compact_messages(store, budget, digests=True)
+    first = compact_messages(store, budget, digests=True, values=False)
     sent = to_messages(store)
     assert first.digested
     for block_id, digest in first.digested.items():
@@ -174,7 +176,7 @@ def test_repeated_compactions_lose_nothing_more_and_recall_brings_the_whole_back
         assert block.text == digest.text and block.cost == digest.cost
         assert block_digest(block, store.tokenizer) is None  # a digest of a digest is itself
         assert render_digest(block.text, block_id) == block.text
-    again = compact_messages(store, budget, digests=True)
+    again = compact_messages(store, budget, digests=True, values=False)
     assert not again.digested and to_messages(store) == sent and again.kept == first.kept
     assert sorted(again.evicted) == sorted(store.archived_ids())  # the decision covers the archive too
     block_id = next(iter(first.digested))
@@ -209,7 +211,7 @@ def test_nothing_retain_keeps_is_evicted():
     messages = session("ORD-1003")
     for budget in budgets(messages):
         whole = select(messages, budget, tokenizer=TOKENIZER, digests=False)
-        digested = select(messages, budget, tokenizer=TOKENIZER, digests=True)
+        digested = select(messages, budget, tokenizer=TOKENIZER, digests=True, values=False)
         assert set(whole.indices) <= set(digested.indices)
         if not digested.digested:
             assert digested.indices == whole.indices and digested.used == whole.used
@@ -270,9 +272,9 @@ def test_random_sessions_select_and_store_agree_within_budget(messages, share):
 def test_an_archived_digest_is_recalled_whole():
     messages = session()
     store = store_of(messages)
-    first = compact_messages(store, digested_somewhere(messages)[0], digests=True)
+    first = compact_messages(store, digested_somewhere(messages)[0], digests=True, values=False)
     block_id = next(iter(first.digested))
-    compact_messages(store, min_budget(messages, tokenizer=TOKENIZER), digests=True)
+    compact_messages(store, min_budget(messages, tokenizer=TOKENIZER), digests=True, values=False)
     assert block_id in store.archived_ids()
     whole = {b.id: b for b in store.recall([block_id])}[block_id]
     original = next(m for m in messages if m.get("tool_call_id") == whole.meta["message"]["tool_call_id"])
@@ -314,7 +316,7 @@ def test_the_agents_sdk_filter_sends_the_digest_it_was_charged_for():
     assert whole == items
     digests = []
     for budget in range(200, 2_000, 100):
-        sent = InputFilter(budget, tokenizer=TOKENIZER, digests=True).select(items)
+        sent = InputFilter(budget, tokenizer=TOKENIZER, digests=True, values=False).select(items)
         digests += [i["output"] for i in sent if i.get("type") == "function_call_output" and is_digest(i["output"])]
         outputs = {i["call_id"] for i in sent if i.get("type") == "function_call_output"}
         assert outputs == {i["call_id"] for i in sent if i.get("type") == "function_call"}  # units stay whole

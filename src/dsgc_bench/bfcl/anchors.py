@@ -4,12 +4,15 @@ Each is a ``SentPolicy``: ``(point, budget, context) -> units.Sent``, the point'
 the budget in the context's unit (``units.in_unit``); each sends every live root and charges
 itself the store's per-message cost (``units.message_cost``).
 
-- ``store-default``: ``dsgc_fast.select`` with its defaults (the agent policy, digests on),
-  the context's tokenizer and ``on_over_budget="roots_only"``; what it sends is
-  ``Selection.messages`` (a binding table included), and it reports ``Selection.used``.  A tool
-  result may be sent as its digest, in place (``Selection.digested``), charged the digest
-  message's framed cost and scored on the digest's text, so it counts only for the values the
-  digest holds.
+- ``store-default``: ``dsgc_fast.select`` with its defaults (the agent policy, digests and the
+  value table on), the context's tokenizer and ``on_over_budget="roots_only"``; what it sends
+  is ``Selection.messages`` (a binding or value table included, an added message), and it
+  reports ``Selection.used``.  A tool result may be sent as its digest, in place
+  (``Selection.digested``), charged the digest message's framed cost and scored on the
+  digest's text, so it counts only for the values the digest holds; the value table is scored
+  on its own text.
+- ``store-default-in-place``: the same with ``values=False`` (digests in place, no value table:
+  the default before the value table).
 - ``store-default-whole``: the same with ``digests=False`` (whole messages only: the default
   before digests were on).
 - ``store-recency``: the same with ``policy="recency"`` (whole tool units, newest first,
@@ -83,14 +86,15 @@ SentPolicy = Callable[[Point, int, Context], Sent]
 
 
 def from_selection(selection: StoreSelection) -> Sent:
-    """The ``Sent`` of a ``select`` answer: its messages, a binding table an added message (it
-    follows the leading system and developer messages, as ``select`` places it)."""
+    """The ``Sent`` of a ``select`` answer: its messages, a binding or value table an added message
+    (they follow the leading system and developer messages, as ``select`` places them)."""
     origins: list[int | None] = list(selection.indices)
-    if selection.binding_table is not None:
+    added = len(selection.messages) - len(origins)
+    if added:
         lead = 0
         while lead < len(selection.messages) and selection.messages[lead].get("role") in ROOT_ROLES:
             lead += 1
-        origins.insert(lead - 1, None)
+        origins[lead - added : lead - added] = [None] * added
     return Sent(tuple(selection.messages), tuple(origins), over_budget=selection.over_budget, reported=selection.used)
 
 
@@ -108,6 +112,10 @@ def _select(point: Point, budget: int, context: Context, **options: Any) -> Sent
 
 def store_default(point: Point, budget: int, context: Context) -> Sent:
     return _select(point, budget, context)
+
+
+def store_default_in_place(point: Point, budget: int, context: Context) -> Sent:
+    return _select(point, budget, context, values=False)
 
 
 def store_default_whole(point: Point, budget: int, context: Context) -> Sent:
@@ -225,8 +233,14 @@ def oracle_digest(point: Point, budget: int, context: Context) -> Sent:
 #: every policy of the tables, in table order: (what it is, the rule, whether it reads the encoder)
 POLICIES: dict[str, tuple[str, SentPolicy, bool]] = {
     "store-default": (
-        "store default, `select`: **the agent policy**, a tool result may be sent as its digest, in place",
+        "store default, `select`: **the agent policy**, a tool result may be sent as its digest, in place, "
+        "and the values of what is left out in a value table",
         store_default,
+        True,
+    ),
+    "store-default-in-place": (
+        "store default with `values=False`: digests in place, no value table",
+        store_default_in_place,
         True,
     ),
     "store-default-whole": ("store default with `digests=False`: whole messages only", store_default_whole, True),

@@ -82,7 +82,7 @@ DEFAULT_CACHED_THREADS = 64
 #: the strategies of ``select_messages``
 STRATEGIES = ("dsgc", "last")
 #: ``select`` options that the settings pass through, besides the ``Params`` knobs
-_SELECT_OPTIONS = ("params", "encoder", "cache", "query", "digests")
+_SELECT_OPTIONS = ("params", "encoder", "cache", "query", "digests", "values")
 #: ``trim_messages`` arguments without a counterpart here, and why
 _TRIM_ONLY = {
     "allow_partial": "a tool result is cut to fit instead (on_over_budget='truncate')",
@@ -159,7 +159,7 @@ class _Selector:
         cut = {k: t.message for k, t in chosen.truncated.items()}
         cut.update((k, d.message) for k, d in chosen.digested.items())  # sent as its digest, in place
         kept = [_sent(messages[k], cut.get(k)) for k in chosen.indices]
-        tables = [] if chosen.binding_table is None else [chosen.binding_table]
+        tables = chosen.tables
         return _Sent(self._started(kept), tables, chosen)
 
     def __call__(self, messages: Any, *, cache: SelectCache | None = None) -> list[BaseMessage]:
@@ -250,7 +250,7 @@ def select_messages(
     objects in their order for the messages sent whole; a tool result sent as its digest (the
     default, ``digests=True``) or cut to fit is a new ``ToolMessage``, a copy of the input's
     with the same ``id`` and ``tool_call_id`` and the digest or cut text as content; a binding
-    table is a ``SystemMessage`` after the leading system messages.  The
+    or value table is a ``SystemMessage`` after the leading system messages.  The
     system messages and the newest user turn (without a user message: the newest message) are
     always sent, whole tool-call units only, never an empty list for a non-empty input (unless
     ``on_over_budget="raise"`` raises).
@@ -293,8 +293,9 @@ def select_messages(
         ``ReferentEvictionError``.
     **options
         ``select``'s ``query``, ``params``, ``encoder``, ``cache``, ``digests`` (default True:
-        a tool result may be sent as its digest, in place; False: whole or cut messages only)
-        and the ``Params`` knobs (``lambda_pi``,
+        a tool result may be sent as its digest, in place; False: whole or cut messages only),
+        ``values`` (default True: the values of the messages left out in a value table) and
+        the ``Params`` knobs (``lambda_pi``,
         ``policy``, ...).  ``trim_messages``' ``allow_partial``, ``end_on`` and
         ``text_splitter`` are refused with the reason.
 

@@ -385,7 +385,7 @@ class InputFilter:
         kept = [spoken[k] for k in chosen.indices] + [g for g, group in enumerate(groups) if group.message is None]
         sent = {k: _with_cut(items[k], cut[g]) if g in cut else items[k] for g in kept for k in groups[g].indices}
         out = [sent[k] for k in sorted(sent)]
-        tables = [] if chosen.binding_table is None else [{"role": "system", "content": chosen.binding_table}]
+        tables = [{"role": "system", "content": table} for table in chosen.tables]
         _insert_after_lead(out, tables)
         return out
 

@@ -45,6 +45,7 @@ from .compaction import REASON_LABELS, BlockTexts, cut_block, decide, table_bloc
 from .core import StoreCore
 from .digest_blocks import BlockDigest, digested_block
 from .explain import BindingTableBlock, BlockRoles, CompactionReport, build_report
+from .value_table import table_block as value_table_block
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +58,8 @@ class Options:
     alone, or cut the largest tool results among them (a cut block keeps its cut text, message
     and cost; its original content and cost stay in ``meta["truncated"]``); ``digests``: with
     the agent policy a tool result may stay as its digest (its whole in ``meta["digested"]``,
-    ``recall`` makes it whole again).
+    ``recall`` makes it whole again); ``values``: with ``digests``, the values of the blocks
+    left out go in a value table (``value_table``; sent with the active blocks).
     """
 
     params: Params
@@ -65,16 +67,16 @@ class Options:
     mode: str = "exact"
     on_over_budget: str = "raise"
     digests: bool = True
+    values: bool = True
 
     @classmethod
     def of(
         cls, default: Params, params: Params | None, overrides: Mapping[str, Any], query_weights: Any, mode: str,
-        on_over_budget: str, digests: bool,
+        on_over_budget: str, digests: bool, values: bool = True,
     ) -> Options:  # fmt: skip
         """The options of a call: ``params`` (None: the store's ``default``) with the keyword ``overrides``, the rest as given."""
-        return cls(
-            Params.of(default if params is None else params, **overrides), query_weights, mode, on_over_budget, digests
-        )
+        p = Params.of(default if params is None else params, **overrides)
+        return cls(p, query_weights, mode, on_over_budget, digests, values)
 
 
 def compact(
@@ -161,14 +163,18 @@ def run(
     embs = columns.emb.view()[slots] if columns.emb is not None else np.empty((0, query_emb.shape[-1]))
     held = dict(columns.blocks)  # this compaction's own view: later adds and cuts replace, never edit
     blocks = HistoryBlocks(held, slots, core.read_archived)
-    if not isinstance(options.digests, bool):
-        raise DsgcTypeError(f"digests must be a bool, got {type(options.digests).__name__}")
-    digest_of = digests_of(core, slots, held, blocks) if options.digests and p.policy == "agent" else None
+    for name in ("digests", "values"):
+        if not isinstance(getattr(options, name), bool):
+            raise DsgcTypeError(f"{name} must be a bool, got {type(getattr(options, name)).__name__}")
+    digesting = options.digests and p.policy == "agent"
+    digest_of = digests_of(core, slots, held, blocks) if digesting else None
+    ids = columns.names_of(slots)
+    values = (core.value_lines.of(slots.tolist(), blocks), ids) if digesting and options.values else None
     try:
         outcome = decide(
             query_emb, embs, columns.cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
             counter=core.counter, ages=working, query_weights=options.query_weights, mode=options.mode,
-            on_over_budget=options.on_over_budget, digests=digest_of,
+            on_over_budget=options.on_over_budget, digests=digest_of, values=values,
             tool_results=lambda found: tool_messages([blocks[s] for s in slots.tolist()], found),
         )  # fmt: skip
     except ReferentEvictionError as exc:
@@ -180,8 +186,8 @@ def run(
             table_cost=exc.table_cost, budget=exc.budget, pinned_ids=pinned_ids, root_ids=root_ids,
         ) from None  # fmt: skip
     result = outcome.result
-    ids = columns.names_of(slots)
     table = binding_table_block(core, result.binding_table, ids)
+    value_table = value_table_block(outcome.value_table, ids, columns.total, columns.slot_of)
     cut = {int(slots[i]): cut_block(blocks[int(slots[i])], t) for i, t in outcome.truncated.items()}
     cut.update((int(slots[i]), digested_block(blocks[int(slots[i])], d)) for i, d in outcome.digested.items())
     report = build_report(
@@ -199,6 +205,7 @@ def run(
         truncated={ids[i]: t for i, t in outcome.truncated.items()},
         roles=BlockRoles(ids, lambda block_id: blocks[columns.slot_of[block_id]]),
         digested={ids[i]: d.detached() for i, d in outcome.digested.items()},
+        value_table=value_table,
     )
     active = columns.active.view()
     gone = result.evicted[active[slots[result.evicted]]]  # evicted now; an archived block evicted again stays as it is
@@ -218,6 +225,7 @@ def run(
         if table is not None:
             archive.insert_active([(table.block, None)])
     report.compaction = number
+    core.value_table = value_table  # sent with the active blocks until the next compaction
     columns.mark_active(restored)
     for block in cut.values():
         columns.replace(block)

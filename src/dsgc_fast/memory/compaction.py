@@ -51,6 +51,11 @@ budget, ``retain``'s decision stands.  Each round raises a floor or excludes an 
 there are at most 3 per item.  Reasons: a block ``retain`` kept keeps its reason; one kept
 now gets the reason the ranking would have given it; one evicted now is ``SKIPPED_NO_FIT``.
 
+**Value table** (``values=``, the agent policy only): a share of the budget is first reserved
+for the short values of every block but the roots, ``retain`` and the digests decide at the
+budget less it, and the values of the blocks left out then fill the room left, in one system
+message (``value_table``: the rule as equations).
+
 The budget the roots need (``required_budget``) is the smaller of what the pinned set costs
 (the roots and their referent closure) and what the roots plus the binding table of the pinned
 non-roots cost: the two ways ``retain`` can keep every live binding.  A binding table costs
@@ -83,6 +88,7 @@ from ..graph import DependencyGraph
 from ..pins import ReferentIndex, binding_table, closure, render_table
 from ..result import Retention
 from ..stages import REASON_CODES, score_rule
+from . import value_table
 from .block import Block
 from .chat import CALL_PREFIX, RESULT_PREFIX
 from .digest_blocks import BlockDigest
@@ -100,6 +106,9 @@ OVER_BUDGET: tuple[str, ...] = ("raise", "roots_only", "truncate")
 
 #: ``(message, text)`` of each tool result among the given root indices
 ToolResults = Callable[[np.ndarray], Mapping[int, tuple[Mapping[str, Any], str]]]
+
+#: each block's value lines and the blocks' ids (``value_table``)
+ValueLines = tuple[Sequence[Sequence[str]], Sequence[str]]
 
 #: the package's loggers are named ``dsgc.<topic>`` (this one: ``dsgc.compaction``)
 log = logging.getLogger("dsgc.compaction")
@@ -142,6 +151,7 @@ class Outcome:
     truncated: dict[int, Truncation] = field(default_factory=dict)
     over_budget: bool = False
     digested: dict[int, BlockDigest] = field(default_factory=dict)
+    value_table: value_table.ValueTable | None = None
 
     @property
     def path(self) -> str:
@@ -205,6 +215,7 @@ def decide(
     on_over_budget: str = "raise",
     tool_results: ToolResults | None = None,
     digests: Sequence[BlockDigest | None] | None = None,
+    values: ValueLines | None = None,
 ) -> Outcome:
     """``retain`` over the blocks with the live ``roots`` pinned, and ``on_over_budget`` when they do not fit.
 
@@ -212,7 +223,8 @@ def decide(
     ``ages`` the agent policy's working ages (None: none), ``tool_results`` gives the
     message and text of the tool results among some roots (needed by ``"truncate"``),
     ``digests`` each block's digest or None (None: no digests; read by the agent policy
-    only, module docstring).  Without roots and referent links the engine's unpinned path
+    only, module docstring), ``values`` each block's value lines and the blocks' ids (None:
+    no value table; the agent policy only).  Without roots and referent links the engine's unpinned path
     decides.  Raises ``ReferentEvictionError`` under ``"raise"`` as ``retain`` does.
     """
     check_over_budget(on_over_budget)
@@ -226,8 +238,14 @@ def decide(
         "ages": ages,
     }
     outcome: Outcome | None = None
+    inner = budget
+    if values is not None and params.policy == "agent":
+        inner -= value_table.reserve(*values, costs, roots, budget, cost_fn, counter)
     try:
-        outcome = Outcome(retain_built(query_emb, embs, costs, budget, **common, **pinning), costs)
+        outcome = Outcome(
+            value_table.reserved(lambda b: retain_built(query_emb, embs, costs, b, **common, **pinning), inner, budget),
+            costs,
+        )
     except ReferentEvictionError as exc:
         if on_over_budget == "raise":
             log.debug(
@@ -238,6 +256,8 @@ def decide(
     else:
         if digests is not None and params.policy == "agent" and outcome.result.binding_table is None:
             outcome = with_digests(outcome, digests, index, params)
+        if values is not None and params.policy == "agent":
+            outcome = with_value_table(outcome, values, budget, counter)
     truncated: dict[int, Truncation] = {}
     if outcome is None and on_over_budget == "truncate":
         found = tool_results(roots) if tool_results is not None else {}
@@ -336,6 +356,18 @@ def with_digests(
         if floor[~candidate].any():
             return decided
     return _digested(decided, digests, item, form, params)
+
+
+def with_value_table(decided: Outcome, values: ValueLines, budget: int, counter: TokenCounter) -> Outcome:
+    """``decided`` (a ``retain`` outcome that fit, at the budget less the reserve) at ``budget``, with
+    the value table T of the evicted blocks' lines (``value_table.final``); none beside a binding table."""
+    result = decided.result
+    table = None
+    if result.binding_table is None:
+        table = value_table.final(*values, ~result.mask, budget - int(result.used), table_cost(counter), counter)
+    used = int(result.used) + (table.cost if table is not None else 0)
+    changed = dataclasses.replace(result, used=used, budget=budget)
+    return dataclasses.replace(decided, result=changed, value_table=table)
 
 
 def _summed(item: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray:

@@ -25,6 +25,7 @@ from .block import Block, check_flag, check_stored, checked_block, is_induced
 from .columns import BlockColumns, check_vectors, encoded, in_width
 from .digest_blocks import BlockDigests
 from .token_counts import TokenCounter
+from .value_table import BlockValueLines, ValueTableBlock
 
 #: how many recently encoded texts a store remembers the rows of (``StoreCore.encode``)
 RECENT_TEXTS = 256
@@ -55,6 +56,9 @@ class StoreCore:
         self.lock = lock
         self.recent_rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self.digests = BlockDigests()
+        self.value_lines = BlockValueLines()
+        #: the value table the last compaction sent (``value_table``), sent with the active blocks
+        self.value_table: ValueTableBlock | None = None
         self.columns = BlockColumns(width)
 
     @classmethod
@@ -252,6 +256,24 @@ class StoreCore:
         """The block at ``slot`` (not deleted) without its embedding: an active one as held, an archived one read back."""
         block = self.columns.blocks.get(slot)
         return block if block is not None else self.archived_block(slot).detached()
+
+    def used(self) -> int:
+        """Total cost of what is sent: the active blocks and the value table of the last compaction."""
+        table = self.value_table
+        active = int(self.columns.cost.view()[self.columns.active.view()].sum())
+        return active + (table.block.cost if table is not None else 0)
+
+    def sent_blocks(self) -> list[Block]:
+        """The active blocks, oldest first, as held (no copies, no embeddings), then the value table if any."""
+        held = list(map(self.columns.blocks.__getitem__, self.columns.active_slots().tolist()))
+        return held if self.value_table is None else [*held, self.value_table.block]
+
+    def active_copies(self, embeddings: bool) -> list[Block]:
+        """Copies of the active blocks, oldest first, each with a copy of its embedding if ``embeddings``."""
+        slots = self.columns.active_slots().tolist()
+        if not embeddings:
+            return [self.columns.blocks[s].detached() for s in slots]
+        return [self.with_embedding(s) for s in slots]
 
     def with_embedding(self, slot: int) -> Block:
         """The active block at ``slot`` with a copy of its embedding."""

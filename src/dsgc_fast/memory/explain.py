@@ -45,6 +45,7 @@ from . import explain_text
 from .block import Block
 from .digest_blocks import BlockDigest
 from .explain_html import render
+from .value_table import ValueTableBlock
 
 closure_kernels = deferred("dsgc_fast.kernels.closure")
 
@@ -226,7 +227,9 @@ class CompactionReport:
     ``truncated``: block id -> the ``compaction.Truncation`` of each tool result that was cut;
     ``roles``: block id -> chat role (``BlockRoles``; empty when the caller gave none);
     ``digested``: block id -> the ``digest_blocks.BlockDigest`` of each block kept as its
-    digest (its decision's ``why`` starts with "digested", naming the values kept and dropped).
+    digest (its decision's ``why`` starts with "digested", naming the values kept and dropped);
+    ``value_table``: the value table sent (``value_table.ValueTableBlock``: its block and
+    ``(source id, line)`` entries), or None.
     """
 
     kept: list[str]
@@ -243,6 +246,7 @@ class CompactionReport:
     truncated: Mapping[str, Any] = field(default_factory=dict)
     roles: Mapping[str, str] = field(default_factory=dict, repr=False)
     digested: Mapping[str, BlockDigest] = field(default_factory=dict)
+    value_table: ValueTableBlock | None = None
 
     def explain(self, block_id: str) -> str:
         """The multi-line explanation of one block's decision."""
@@ -280,6 +284,7 @@ class CompactionReport:
             "over_budget": self.over_budget,
             "truncated": {block_id: t.to_dict() for block_id, t in self.truncated.items()},
             "digested": {block_id: dg.to_dict() for block_id, dg in self.digested.items()},
+            "value_table": None if self.value_table is None else self.value_table.to_dict(),
             "decisions": [d.to_dict() for d in self.decisions.values()],
         }
 
@@ -323,6 +328,7 @@ def build_report(
     truncated: Mapping[str, Any] | None = None,
     roles: Mapping[str, str] | None = None,
     digested: Mapping[str, BlockDigest] | None = None,
+    value_table: ValueTableBlock | None = None,
 ) -> CompactionReport:
     """A ``CompactionReport`` for a ``Retention`` over blocks named ``ids`` (oldest first).
 
@@ -348,6 +354,7 @@ def build_report(
         truncated=dict(truncated or {}),
         roles=roles if roles is not None else {},
         digested=digested,
+        value_table=value_table,
     )
 
 

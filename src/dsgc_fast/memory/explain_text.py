@@ -116,6 +116,10 @@ def table(report: CompactionReport, preview: int = 40) -> str:
         table = report.binding_table.block
         lines += ["", printable(f"binding table {table.id} (cost {table.cost}):")]
         lines += [printable(f"  {x}: {v} (from {src})") for x, v, src in report.binding_table.entries]
+    if report.value_table is not None:
+        values = report.value_table.block
+        lines += ["", printable(f"value table {values.id} (cost {values.cost}):")]
+        lines += [printable(f"  {line} (from {src})") for src, line in report.value_table.entries]
     return "\n".join(lines)
 
 

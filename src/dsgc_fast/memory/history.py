@@ -60,6 +60,8 @@ from .records import Planner, SessionError, chat_messages
 from .schema import DEFAULT_WIDTH
 from .store import token_counter_of
 from .token_counts import TokenCounter, Tokenizer
+from .value_table import table_block as value_table_block
+from .value_table import value_lines
 
 #: texts whose rows a ``SelectCache`` keeps by default
 DEFAULT_MAX_TEXTS = 100_000
@@ -77,8 +79,8 @@ class Selection:
     ----------
     messages : list of dict
         The kept messages, oldest first, as a valid chat list (copies); a binding table, when
-        escalation made one, is a system message after the leading system messages; a cut
-        tool result is sent cut.
+        escalation made one, or a value table (``values``) is a system message after the
+        leading system messages; a cut tool result is sent cut.
     indices : list of int
         The input positions of the kept messages, ascending.
     ids : tuple of str
@@ -86,7 +88,7 @@ class Selection:
     report : CompactionReport
         Every decision with its reason and score parts (``report.explain(id)``).
     used, budget : int
-        Tokens kept (the chat cost of the kept messages, the binding table included) and the budget.
+        Tokens kept (the chat cost of the kept messages, a binding or value table included) and the budget.
     over_budget : bool
         Even the live roots did not fit: only they were kept (``on_over_budget``).
     truncated : dict of int to Truncation
@@ -128,6 +130,17 @@ class Selection:
     def binding_table(self) -> str | None:
         """The binding table's text, or None."""
         table = self.report.binding_table
+        return None if table is None else table.block.text
+
+    @property
+    def tables(self) -> list[str]:
+        """The texts of the binding and value tables in ``messages``, in their order."""
+        return [t for t in (self.binding_table, self.value_table) if t is not None]
+
+    @property
+    def value_table(self) -> str | None:
+        """The value table's text (a system message of ``messages``), or None."""
+        table = self.report.value_table
         return None if table is None else table.block.text
 
 
@@ -253,6 +266,7 @@ def select(
     on_over_budget: str = "raise",
     cache: SelectCache | None = None,
     digests: bool = True,
+    values: bool = True,
     **overrides: Unpack[ParamOverrides],
 ) -> Selection:
     """Decide which messages of a chat history to send within ``budget`` tokens.
@@ -290,6 +304,11 @@ def select(
         only.  A caller that maps ``indices`` back to its own messages must send
         ``Selection.digested[k].message`` (a new message: same role, ``tool_call_id`` and
         other fields, the digest as content) in place of message ``k``.
+    values : bool
+        With ``digests`` and the agent policy, the values of the messages left out (tool
+        results, tool-call arguments), verbatim, go in a value table: one system message
+        after the leading system messages (``Selection.value_table``; the budget split and
+        the lines in ``dsgc_fast.memory.value_table``).  Default True.
 
     Returns
     -------
@@ -305,8 +324,10 @@ def select(
     p = Params.of(params if params is not None else AGENT_PARAMS, **overrides)
     budget = check_budget(budget)
     check_over_budget(on_over_budget)
-    if not isinstance(digests, bool):
-        raise DsgcTypeError(f"digests must be a bool, got {type(digests).__name__}")
+    for name, flag in (("digests", digests), ("values", values)):
+        if not isinstance(flag, bool):
+            raise DsgcTypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    tabled = digests and values and p.policy == "agent"
     cache = _cache(encoder, cache)
     with cache._lock:
         counter, history, state, roots = cache.prepared(messages, tokenizer, live)
@@ -327,6 +348,7 @@ def select(
             roots=roots, counter=counter, ages=state.ages if p.policy == "agent" else None,
             on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(blocks, found),
             digests=history.digests(state.n) if digests and p.policy == "agent" else None,
+            values=(history.value_lines(state.n), history.columns.ids[: state.n]) if tabled else None,
         )  # fmt: skip
     return _selection(history, state, blocks, roots, outcome, p, query_text, counter)
 
@@ -375,6 +397,7 @@ def _selection(
     slot_of = history.columns.slot_of
     ids = history.columns.ids[: state.n]
     table = table_block(result.binding_table, ids, state.n, slot_of, counter)
+    values = value_table_block(outcome.value_table, ids, state.n, slot_of)
     cut = {i: cut_block(blocks[i], t) for i, t in outcome.truncated.items()}
     digested = {i: d.detached() for i, d in outcome.digested.items()}
     cut.update((i, digested_block(blocks[i], d)) for i, d in digested.items())
@@ -393,9 +416,12 @@ def _selection(
         truncated={ids[i]: t for i, t in outcome.truncated.items()},
         roles=BlockRoles(ids, lambda block_id: blocks[slot_of[block_id]]),
         digested={ids[i]: d for i, d in digested.items()},
+        value_table=values,
     )
     kept = result.retained.tolist()
     sent = [cut.get(i) or blocks[i] for i in kept] + ([table.block] if table is not None else [])
+    if values is not None:
+        sent.append(values.block)
     return Selection(
         messages=chat_messages(sent, copy=True),
         indices=kept,
@@ -443,6 +469,7 @@ class _History:
         self.columns = BlockColumns(DEFAULT_WIDTH)
         self.units = ChatUnits()
         self._digests: list[BlockDigest | None] = []
+        self._lines: list[tuple[str, ...]] = []
         self._state: _State | None = None
 
     def matches(self, records: list[Any]) -> bool:
@@ -477,6 +504,13 @@ class _History:
         for slot in range(len(self._digests), n):
             self._digests.append(block_digest(blocks[slot], self.counter))
         return self._digests[:n]
+
+    def value_lines(self, n: int) -> list[tuple[str, ...]]:
+        """The value lines of each of the first ``n`` blocks (``value_table.value_lines``), each built once."""
+        blocks = self.columns.blocks
+        for slot in range(len(self._lines), n):
+            self._lines.append(value_lines(blocks[slot]))
+        return self._lines[:n]
 
     def embeddings(self, rows: CachedEncoder) -> np.ndarray:
         """The (n, d) rows of every block, encoding only blocks added since the last call."""

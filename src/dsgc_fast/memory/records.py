@@ -41,6 +41,7 @@ from .block import Block, copied_json
 from .chat import CALL_PREFIX, RESULT_PREFIX
 from .compaction import BINDING_TABLE_KIND
 from .token_counts import TokenCounter, block_tokens
+from .value_table import VALUE_TABLE_KIND
 
 ANNOTATION_KEY = "dsgc"
 ROOT_ROLES = ("system", "developer")
@@ -496,7 +497,7 @@ def chat_messages(blocks: Iterable[Block], *, copy: bool = False) -> list[dict[s
     for block in blocks:
         if "message" in block.meta:
             out.append(block.meta["message"])
-        elif block.meta.get("kind") == BINDING_TABLE_KIND:
+        elif block.meta.get("kind") in (BINDING_TABLE_KIND, VALUE_TABLE_KIND):
             tables.append({"role": "system", "content": block.text})
         else:
             out.append({"role": "system", "content": block.text})

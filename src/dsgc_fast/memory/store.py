@@ -54,6 +54,7 @@ from . import recall as recalling
 from .archive import Archive
 from .block import MAX_COST, ArchivedBlock, Block, DeletedBlock, check_flag, checked_block, id_list
 from .columns import BlockColumns
+from .compact_run import Options
 from .compaction import AGENT_PARAMS
 from .core import RECENT_TEXTS, StoreCore
 from .explain import CompactionReport
@@ -234,8 +235,8 @@ class MemoryStore:
     @property
     @_serialized
     def used(self) -> int:
-        """Total cost of the active blocks."""
-        return int(self._core.columns.cost.view()[self._core.columns.active.view()].sum())
+        """Total cost of what is sent: the active blocks and the value table (``active_blocks``)."""
+        return self._core.used()
 
     @property
     def archive_path(self) -> str:
@@ -254,15 +255,13 @@ class MemoryStore:
     @_serialized
     def blocks(self, *, embeddings: bool = True) -> list[Block]:
         """Active blocks, oldest first (``embeddings=False`` leaves ``Block.embedding`` None)."""
-        slots = self._core.columns.active_slots().tolist()
-        if not embeddings:
-            return [self._core.columns.blocks[s].detached() for s in slots]
-        return [self._core.with_embedding(s) for s in slots]
+        return self._core.active_copies(embeddings)
 
     @_serialized
     def active_blocks(self) -> list[Block]:
-        """The active blocks, oldest first, as the store holds them: no copies, no embeddings; never change them."""
-        return list(map(self._core.columns.blocks.__getitem__, self._core.columns.active_slots().tolist()))
+        """The active blocks, oldest first, as held (no copies, no embeddings; never change them), then the value table
+        the last compaction made, if any (``chat_messages`` sends it after the leading system messages)."""
+        return self._core.sent_blocks()
 
     @_serialized
     def history(self) -> list[Block]:
@@ -305,26 +304,29 @@ class MemoryStore:
     def compact(
         self, query: str | Sequence[str] | Any, budget: int, *, params: Params | None = None, live: Iterable[str] = (),
         query_weights: Any = None, ages: Mapping[str, int] | None = None, mode: str = "exact",
-        on_over_budget: str = "raise", digests: bool = True, **overrides: Unpack[ParamOverrides],
+        on_over_budget: str = "raise", digests: bool = True, values: bool = True,
+        **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport:  # fmt: skip
         """Keep what fits ``budget`` for ``query`` over the whole history; archive the rest; explain every decision.
 
         ``query``: text(s) (weighted by ``query_weights``) or a (d,)/(m, d) embedding; ``live``: further roots (the
         pinned blocks always are); ``ages``: working ages by id; ``on_over_budget``: ``"raise"``, ``"roots_only"``
-        or ``"truncate"``; ``digests`` (default True): tool results may stay as digests.  Details: ``compact_run``, docs/memory.md.
+        or ``"truncate"``; ``digests`` (default True): tool results may stay as digests; ``values`` (default True,
+        with ``digests``): the values of what is left out are sent in a value table (``value_table``).  Details:
+        ``compact_run``, docs/memory.md.
         """
-        options = compact_run.Options.of(self.params, params, overrides, query_weights, mode, on_over_budget, digests)
+        options = Options.of(self.params, params, overrides, query_weights, mode, on_over_budget, digests, values)
         return compact_run.compact(self._core, query, budget, live, ages, options)
 
     @_serialized
     def compact_turn(
         self, budget: int, *, query: Any = None, live: Iterable[str] = (), params: Params | None = None,
         query_weights: Any = None, mode: str = "exact", on_over_budget: str = "raise", digests: bool = True,
-        **overrides: Unpack[ParamOverrides],
+        values: bool = True, **overrides: Unpack[ParamOverrides],
     ) -> CompactionReport | None:  # fmt: skip
         """``compact`` of a chat session on the store's chat facts (``compact_run.compact_turn``); None, changing
         nothing, when they are ambiguous (``messages.compact_messages`` then applies the chat rules itself)."""
-        options = compact_run.Options.of(self.params, params, overrides, query_weights, mode, on_over_budget, digests)
+        options = Options.of(self.params, params, overrides, query_weights, mode, on_over_budget, digests, values)
         return compact_run.compact_turn(self._core, budget, query, live, options)
 
     @_serialized
@@ -334,8 +336,7 @@ class MemoryStore:
 
     @_serialized
     def search(self, query: str | Sequence[str] | Any, k: int, *, recall: bool = False) -> list[SearchHit]:
-        """The ``k`` archived blocks most similar to ``query`` (largest ``<q_k, e_i>``), best first, older first on ties;
-        ``recall`` also brings them back."""
+        """The ``k`` archived blocks most similar to ``query``, best first (``recall.search``); ``recall``: bring them back."""
         check_flag("recall", recall)
         hits = recalling.search(self._core, query, k)
         if recall:

@@ -1,0 +1,250 @@
+"""The value table: verbatim values of messages not sent, in one system message.
+
+A tool result left out takes its identifiers, numbers and codes with it, and the next call
+may need exactly those.  Its values cost a fraction of its message (the bulk, the framing
+and the call stay out), so the agent policy sends them in a *value table*: one system
+message right after the leading system messages (where a binding table goes), holding
+``<path> -> <value>`` lines, verbatim, grouped by the block they come from.
+
+**Lines.**  The value lines L_i of block i (``value_lines``) are the body lines of its
+digest (``digest.render_digest``: one line per JSON leaf, key path -> value, values never
+altered, a long text reduced to its value words, a long list to its first items) for a tool
+result, and the same lines of each tool call's arguments, their paths prefixed by the
+function's name (``name.path``), for an assistant message with tool calls; no other block has
+lines.  Lines that only count what was left out (``(...)``) are not values.
+
+**Candidates.**  For a set S of blocks, C(S) lists the lines of the blocks of S, newest block
+first, each block's lines in their order, a line equal to one listed before dropped
+(deduplicated).  C_short(S) keeps the lines of at most ``RESERVE_CHARS`` characters (an
+identifier, a number, a code, a short name with its key); ``short_first(C)`` puts the lines of
+at most ``FIRST_CHARS`` characters first, each part in its order.
+
+**Budget split** (``compaction.decide``, the agent policy).  With B the budget, R the live
+roots, r = B - cost(R) the room beyond them and E = cost(all) - B what must be left out:
+
+    T_0 = fill(C_short(not R), min(s r, E))  the reserve: short values of every other block
+    messages = retain + digests at B - cost(T_0)
+    T   = fill(short_first(C(evicted)), B - used(messages))
+
+where ``fill(C, room)`` is the table of the longest prefix of C whose text costs at most
+``room`` as a system message (``compaction.table_cost``), or no table.  So the short values
+claim their tokens first (at most the share s = ``RESERVE_SHARE`` of the room, so the blocks
+``retain`` ranks first, such as the binder of a referent the query uses, still get a quarter
+of it; and never more than what must be left out anyway, so a history that fits is sent
+whole), the messages take what is left, and the table is then rebuilt from the
+blocks the messages left out in all the room they leave: the sent cost is at most B.  If the
+roots do not fit B - cost(T_0), or need a binding table there, the messages are decided at B
+and T fills what is left (no table beside a binding table).
+
+**Rendering.**  A header (``HEADER``), then per source block, in the order its first entry
+comes, a line ``<id>:`` followed by its entries.  A table is not a message block, so it is
+never a source of another table, and a digest of its text gives its lines back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dsgc_ref.contract import ReferentEvictionError
+
+from ..result import Retention
+from .block import Block
+from .digest import render_digest
+
+#: ``meta["kind"]`` of a value-table block
+VALUE_TABLE_KIND = "value_table"
+#: the first line of every value table
+HEADER = "[values left out; recall(<id>)]"
+#: longest line the reserve takes
+RESERVE_CHARS = 40
+#: the most of the room beyond the roots the reserve takes (the rest is left to the messages)
+RESERVE_SHARE = 0.75
+#: longest line the final table takes before the longer ones
+FIRST_CHARS = 60
+#: one entry: (source block index, line)
+Entry = tuple[int, str]
+
+
+def _body(text: str, block_id: str) -> list[str]:
+    lines = render_digest(text, block_id).split("\n")[1:]
+    return [line for line in lines if not line.startswith("(")]
+
+
+def value_lines(block: Block) -> tuple[str, ...]:
+    """The value lines of a message block (module docstring); none for other blocks."""
+    message = block.meta.get("message")
+    if not isinstance(message, dict):
+        return ()
+    if block.meta.get("role") == "tool":
+        return tuple(_body(block.text, block.id))
+    out: list[str] = []
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments, name = function.get("arguments"), function.get("name")
+        if isinstance(arguments, dict):
+            arguments = json.dumps(arguments)
+        if not isinstance(arguments, str) or not isinstance(name, str):
+            continue
+        out += [
+            f"{name}{line[1:]}" if line.startswith("$") else f"{name}.{line}" for line in _body(arguments, block.id)
+        ]
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ValueTable:
+    """A value table as sent: its text, its cost as a system message, its entries in order."""
+
+    text: str
+    cost: int
+    entries: tuple[Entry, ...]
+
+
+def candidates(lines: Sequence[Sequence[str]], sources: Iterable[int], max_chars: int | None = None) -> list[Entry]:
+    """C(S) of the blocks ``sources`` (C_short with ``max_chars``): newest first, deduplicated."""
+    seen: set[str] = set()
+    out = []
+    for source in sorted(sources, reverse=True):
+        for line in lines[source]:
+            if line not in seen and (max_chars is None or len(line) <= max_chars):
+                seen.add(line)
+                out.append((source, line))
+    return out
+
+
+def short_first(entries: Sequence[Entry]) -> list[Entry]:
+    """The entries of at most ``FIRST_CHARS`` characters, then the others, each part in order."""
+    return [e for e in entries if len(e[1]) <= FIRST_CHARS] + [e for e in entries if len(e[1]) > FIRST_CHARS]
+
+
+def render(entries: Sequence[Entry], ids: Sequence[str]) -> str:
+    """The table's text of ``entries``: the header, then each source's ``<id>:`` line and its lines."""
+    groups: dict[int, list[str]] = {}
+    for source, line in entries:
+        groups.setdefault(source, []).append(line)
+    out = [HEADER]
+    for source, group in groups.items():
+        out += [f"{ids[source]}:", *group]
+    return "\n".join(out)
+
+
+def fill(
+    entries: Sequence[Entry], ids: Sequence[str], room: int, cost: Callable[[str], int], count: Callable[[str], int]
+) -> ValueTable | None:
+    """``fill(C, room)``: the table of the longest prefix of ``entries`` that costs at most ``room``, or None.
+
+    ``cost`` is a table text's cost as a system message, ``count`` a line's tokens.  The
+    prefix is searched among those whose lines' summed tokens (each line and each ``<id>:``
+    line with one token for its line break, plus the header's) are at most ``2 * room`` (a
+    joined text costs about the sum of its lines), by a binary search on the rendered text's
+    cost.
+    """
+    if not entries or room <= 0:
+        return None
+    estimate, sources, hi = int(cost(HEADER)), set(), 0
+    for source, line in entries:
+        estimate += int(count(line)) + 1 + (int(count(f"{ids[source]}:")) + 1 if source not in sources else 0)
+        if estimate > 2 * room:
+            break
+        sources.add(source)
+        hi += 1
+    lo = 0
+    while lo < hi:  # the largest prefix length whose table fits
+        mid = (lo + hi + 1) // 2
+        if cost(render(entries[:mid], ids)) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return None
+    text = render(entries[:lo], ids)
+    return ValueTable(text, int(cost(text)), tuple(entries[:lo]))
+
+
+def reserve(
+    lines: Sequence[Sequence[str]], ids: Sequence[str], costs: np.ndarray, roots: np.ndarray, budget: int,
+    cost: Callable[[str], int], count: Callable[[str], int],
+) -> int:  # fmt: skip
+    """cost(T_0), the reserve: ``fill(C_short(not R), min(s r, E))`` (module docstring), 0 without one."""
+    others = np.ones(costs.shape[0], dtype=np.bool_)
+    others[roots] = False
+    room = min(int(RESERVE_SHARE * (budget - int(costs[roots].sum()))), int(costs.sum()) - budget)
+    table = fill(candidates(lines, np.flatnonzero(others).tolist(), RESERVE_CHARS), ids, room, cost, count)
+    return 0 if table is None else table.cost
+
+
+def reserved(run: Callable[[int], Retention], inner: int, budget: int) -> Retention:
+    """``run(inner)`` (the budget less the reserve), or ``run(budget)`` when ``inner < budget`` and
+    the roots do not fit ``inner`` or need a binding table there: the reserve never makes
+    ``retain`` refuse or escalate."""
+    if inner == budget:
+        return run(budget)
+    try:
+        result = run(inner)
+    except ReferentEvictionError:
+        return run(budget)
+    return run(budget) if result.binding_table is not None else result
+
+
+def final(
+    lines: Sequence[Sequence[str]], ids: Sequence[str], evicted: np.ndarray, room: int, cost: Callable[[str], int],
+    count: Callable[[str], int],
+) -> ValueTable | None:  # fmt: skip
+    """T = ``fill(short_first(C(evicted)), room)`` (module docstring); ``evicted`` a mask over the blocks."""
+    return fill(short_first(candidates(lines, np.flatnonzero(evicted).tolist())), ids, room, cost, count)
+
+
+@dataclass(frozen=True)
+class ValueTableBlock:
+    """A value table as the block sent (``meta["kind"]`` ``VALUE_TABLE_KIND``) and its entries ``(source id, line)``."""
+
+    block: Block
+    entries: tuple[tuple[str, str], ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.block.id,
+            "text": self.block.text,
+            "cost": self.block.cost,
+            "entries": [list(e) for e in self.entries],
+        }
+
+
+def table_block(
+    table: ValueTable | None, ids: Sequence[str], seq: int, taken: Container[str]
+) -> ValueTableBlock | None:
+    """``table`` as block number ``seq`` with id ``value-table`` (primed until no id in ``taken`` has it), or None."""
+    if table is None:
+        return None
+    block_id = "value-table"
+    while block_id in taken:
+        block_id += "'"
+    entries = tuple((ids[source], line) for source, line in table.entries)
+    meta = {"kind": VALUE_TABLE_KIND, "entries": [list(e) for e in entries]}
+    return ValueTableBlock(Block(id=block_id, text=table.text, cost=table.cost, seq=seq, meta=meta), entries)
+
+
+class BlockValueLines:
+    """The value lines of a store's blocks by slot, each computed once, the first time a compaction
+    asks (from the block then held: its whole, since a block is cut or digested only after);
+    ``of`` forgets the slots it is not asked about (deleted blocks)."""
+
+    def __init__(self) -> None:
+        self._lines: dict[int, tuple[str, ...]] = {}
+
+    def of(self, slots: Sequence[int], blocks: Mapping[int, Block]) -> list[tuple[str, ...]]:
+        """The value lines of ``blocks[s]`` for each slot ``s`` in ``slots``."""
+        known = self._lines
+        self._lines = {s: known[s] if s in known else value_lines(blocks[s]) for s in slots}
+        return [self._lines[s] for s in slots]
+
+    def forget(self, slots: Iterable[int]) -> None:
+        """Drop the lines of the blocks at ``slots`` (deleted: nothing of theirs may stay)."""
+        for s in slots:
+            self._lines.pop(s, None)

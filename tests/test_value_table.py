@@ -1,0 +1,189 @@
+"""The value table (``dsgc_fast.memory.value_table``): lines, candidates, rendering, the budget, and ``select``."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dsgc_fast import MemoryStore, SelectCache, select
+from dsgc_fast.encoders import LexicalEncoder
+from dsgc_fast.memory.block import Block
+from dsgc_fast.memory.compaction import table_cost
+from dsgc_fast.memory.digest import value_words
+from dsgc_fast.memory.digest_blocks import block_digest
+from dsgc_fast.memory.messages import add_messages, check_messages, compact_messages, message_text, to_messages
+from dsgc_fast.memory.token_counts import block_tokens, token_counter
+from dsgc_fast.memory.value_table import (
+    HEADER,
+    RESERVE_CHARS,
+    VALUE_TABLE_KIND,
+    candidates,
+    fill,
+    render,
+    short_first,
+    table_block,
+    value_lines,
+)
+
+COUNTER = token_counter(None)
+
+
+def tool_block(content: str, block_id: str = "m3") -> Block:
+    message = {"role": "tool", "tool_call_id": "c1", "content": content}
+    return Block(id=block_id, text=content, cost=100, seq=3, meta={"role": "tool", "message": message})
+
+
+def call(k: int, name: str, arguments: dict) -> dict:
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": f"c{k}", "type": "function", "function": function}],
+    }
+
+
+def history(listing: int = 60) -> list[dict]:
+    """A session whose first tool result holds an order id among a long listing; the newest turn needs the id."""
+    rows = [{"sku": f"SKU-{k:04d}", "note": "in stock at the north warehouse"} for k in range(listing)]
+    return [
+        {"role": "system", "content": "You manage orders."},
+        {"role": "user", "content": "Find my last order."},
+        call(1, "find_order", {"customer": "Ada Lovelace"}),
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": "ORD-77341", "items": rows})},
+        {"role": "assistant", "content": "Found it."},
+        {"role": "user", "content": "Cancel it please."},
+    ]
+
+
+def test_value_lines_are_the_digest_lines_verbatim():
+    block = tool_block('{"order_id": "ORD-1", "total": 12.50, "meta": {"carrier": "DHL"}}')
+    assert value_lines(block) == ("order_id -> ORD-1", "total -> 12.50", "meta.carrier -> DHL")
+
+
+def test_value_lines_of_calls_name_the_function_and_other_blocks_have_none():
+    message = call(1, "cancel", {"order_id": "ORD-1", "force": True})
+    block = Block(id="m2", text=message_text(message), cost=10, seq=2, meta={"role": "assistant", "message": message})
+    assert value_lines(block) == ("cancel.order_id -> ORD-1", "cancel.force -> true")
+    assert value_lines(Block(id="t", text="a note 42", cost=3, seq=0)) == ()
+
+
+def test_candidates_newest_first_deduplicated_and_short():
+    lines = [("a -> 1", "b -> 2"), (), ("a -> 1", "c -> " + "x" * 50)]
+    assert candidates(lines, [0, 2]) == [(2, "a -> 1"), (2, "c -> " + "x" * 50), (0, "b -> 2")]
+    assert candidates(lines, [0, 2], RESERVE_CHARS) == [(2, "a -> 1"), (0, "b -> 2")]
+    assert short_first([(2, "c -> " + "x" * 70), (0, "b -> 2")]) == [(0, "b -> 2"), (2, "c -> " + "x" * 70)]
+
+
+def test_render_groups_by_source():
+    text = render([(2, "a -> 1"), (0, "b -> 2"), (2, "c -> 3")], ["m0", "m1", "m2"])
+    assert text == "\n".join([HEADER, "m2:", "a -> 1", "c -> 3", "m0:", "b -> 2"])
+
+
+def test_fill_takes_the_longest_prefix_that_fits():
+    ids = [f"m{k}" for k in range(30)]
+    entries = [(k, f"key{k} -> V{k}-{k * 7}") for k in range(30)]
+    cost = table_cost(COUNTER)
+    for room in (0, 10, 25, 60, 200, 10_000):
+        table = fill(entries, ids, room, cost, COUNTER)
+        if table is None:
+            assert room <= 0 or cost(render(entries[:1], ids)) > room
+            continue
+        k = len(table.entries)
+        assert table.entries == tuple(entries[:k]) and table.text == render(entries[:k], ids)
+        assert table.cost == cost(table.text) <= room
+        assert k == len(entries) or cost(render(entries[: k + 1], ids)) > room
+
+
+def test_a_table_is_never_digested_nor_tabled_again():
+    table = fill([(0, "order_id -> ORD-1")], ["m0"], 100, table_cost(COUNTER), COUNTER)
+    made = table_block(table, ["m0"], 9, {"value-table"})
+    assert made is not None and made.block.id == "value-table'" and made.block.meta["kind"] == VALUE_TABLE_KIND
+    assert made.entries == (("m0", "order_id -> ORD-1"),)
+    assert block_digest(made.block, COUNTER) is None and value_lines(made.block) == ()
+
+
+def test_select_sends_an_evicted_results_values_in_a_system_message():
+    messages = history()
+    got = select(messages, 60, cache=SelectCache())
+    assert 3 not in got.indices  # the listing does not fit
+    table = got.report.value_table
+    assert table is not None and "order_id -> ORD-77341" in table.block.text
+    assert ("m3", "order_id -> ORD-77341") in table.entries
+    assert got.messages[1] == {"role": "system", "content": table.block.text}  # after the leading system message
+    check_messages(got.messages)
+    costs = [block_tokens(message_text(m), m, COUNTER) for m in got.messages]
+    assert got.used == sum(costs) <= 60
+    assert "value table value-table" in got.report.table()
+    assert got.report.to_dict()["value_table"]["entries"][0][0] in ("m2", "m3")
+
+
+def test_no_table_without_digests_or_under_the_papers_rule():
+    messages = history()
+    for options in ({"digests": False}, {"policy": "dsgc"}, {"policy": "recency"}):
+        got = select(messages, 60, cache=SelectCache(), **options)
+        assert got.report.value_table is None
+        assert all(m.get("content") != HEADER and not str(m.get("content")).startswith(HEADER) for m in got.messages)
+
+
+def test_the_store_sends_the_table_select_sends_and_a_deletion_drops_it():
+    messages = history()
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer=None)
+    ids = add_messages(store, copy.deepcopy(messages))
+    report = compact_messages(store, 60)
+    got = select(messages, 60, cache=SelectCache())
+    assert report.value_table is not None and report.to_dict() | {"compaction": 0} == got.report.to_dict() | {
+        "compaction": 0
+    }
+    assert to_messages(store) == got.messages and store.used == got.used
+    store.delete(ids[3])
+    assert all(not str(m.get("content")).startswith(HEADER) for m in to_messages(store))
+
+
+values = st.from_regex(r"[A-Z]{2,4}-[0-9]{2,6}", fullmatch=True)
+
+
+@st.composite
+def tool_sessions(draw):
+    """Sessions of user turns and tool units whose results are JSON records and listings."""
+    messages: list[dict] = [{"role": "system", "content": "You help."}]
+    for k in range(draw(st.integers(0, 6))):
+        messages.append({"role": "user", "content": f"Step {k}: look up {draw(values)}."})
+        record = {"id": draw(values), "rows": [{"code": draw(values)} for _ in range(draw(st.integers(0, 12)))]}
+        messages.append(call(k, draw(st.sampled_from(["look_up", "list_rows"])), {"ref": draw(values)}))
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": json.dumps(record)})
+    messages.append({"role": "user", "content": f"Now use {draw(values)}."})
+    return messages
+
+
+@given(tool_sessions(), st.integers(0, 600), st.sampled_from([None, "whitespace"]))
+def test_sent_cost_within_budget_and_the_newest_turn_always_sent(messages, budget, tokenizer):
+    got = select(messages, budget, tokenizer=tokenizer, on_over_budget="roots_only", cache=SelectCache())
+    counter = token_counter(tokenizer)
+    sent = sum(block_tokens(message_text(m), m, counter) for m in got.messages)
+    assert sent == got.used
+    assert got.over_budget or sent <= budget
+    assert got.messages[-1] == messages[-1]
+    check_messages(got.messages)
+    table = got.report.value_table
+    if table is not None:  # verbatim lines of messages not sent whole
+        assert len({line for _, line in table.entries}) == len(table.entries)
+        for source, line in table.entries:
+            k = got.ids.index(source)
+            assert k not in got.indices
+            assert all(word in message_text(messages[k]) for word in value_words(line.split(" -> ", 1)[-1]))
+
+
+def test_the_adapters_send_the_value_table():
+    lc = pytest.importorskip("langchain_core.messages")
+    from dsgc_fast.integrations.langchain import select_messages
+
+    messages = history()
+    chosen = select(messages, 60, cache=SelectCache())
+    assert chosen.tables == [chosen.value_table] and chosen.value_table is not None
+    sent = select_messages(lc.convert_to_messages(messages), max_tokens=60, cache=SelectCache())
+    assert [m.content for m in sent] == [m["content"] or "" for m in chosen.messages]
+    assert isinstance(sent[1], lc.SystemMessage) and sent[1].content == chosen.value_table
