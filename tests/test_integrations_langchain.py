@@ -148,7 +148,7 @@ def test_create_agent_middleware_selects_each_model_request():
     config = {"configurable": {"thread_id": "q"}}
     agent.invoke({"messages": rest}, config)
     sent = model.seen[-1]
-    assert sent[0].content == system.content and 0 < len(sent) < len(history)
+    assert sent[0].content.startswith(system.content) and 0 < len(sent) < len(history)  # tables appended to it
     assert sent_tokens(sent) <= 400
     assert keeps_binder(sent) and sent[-1].content == "Did that account clear KYC?"
     assert len(agent.get_state(config).values["messages"]) == len(rest) + 1  # the state keeps everything

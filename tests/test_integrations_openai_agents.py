@@ -27,6 +27,7 @@ from dsgc_fast import MemoryStore
 from dsgc_fast.integrations.openai_agents import InputFilter, add_items, item_groups, to_items
 from dsgc_fast.memory.messages import check_messages, compact_messages
 from dsgc_fast.memory.token_counts import message_tokens, token_counter
+from dsgc_fast.memory.value_table import HEADER as VALUE_TABLE
 from tests._scripted_agents_model import ScriptedModel, chat_to_items
 from tests._scripted_models import lookup as lookup_text
 
@@ -49,6 +50,15 @@ def cost(items) -> int:
 def binder_or_table(items) -> bool:
     texts = [m.get("content") for m in items if isinstance(m.get("content"), str)]
     return any(t.startswith("Urgent: account 8841-C") or ("that account" in t and "8841-C" in t) for t in texts)
+
+
+def input_items(sent, items):
+    """``sent`` less the tables the filter adds (system items that are none of ``items``: a value
+    or binding table); every other sent item must be one of ``items`` itself."""
+    rest = [s for s in sent if any(s is item for item in items)]
+    added = [s for s in sent if not any(s is item for item in items)]
+    assert all(s["role"] == "system" and s["content"].startswith("[") for s in added), added
+    return rest
 
 
 def live_roots(items):
@@ -141,7 +151,7 @@ def test_the_filter_returns_the_input_items_themselves_and_never_an_empty_list()
 
     items = chat_to_items(SESSION)
     kept = InputFilter(300).select(items)
-    assert all(any(k is item for item in items) for k in kept)
+    assert input_items(kept, items) and any(k["content"].startswith(VALUE_TABLE) for k in kept if k not in items)
     assert [k for k in InputFilter(1).select(items)] == [items[0], items[-1]]  # over budget: the live roots
     with pytest.raises(ReferentEvictionError):
         InputFilter(1, on_over_budget="raise").select(items)
@@ -312,10 +322,11 @@ def test_every_item_type_is_kept_in_its_unit_and_costed(budget, caplog):
         sent = InputFilter(budget).select(EVERY_TYPE)
     unknown = [r for r in caplog.records if r.name == "dsgc.tokens"]
     assert not unknown  # every type has a rule: nothing counted as unknown (budget 0 may warn of the roots)
-    assert sent[-1] is LAST and all(any(s is item for item in EVERY_TYPE) for s in sent)
-    assert [EVERY_TYPE.index(s) for s in sent] == sorted(EVERY_TYPE.index(s) for s in sent)  # input order
-    _units_complete(sent, EVERY_TYPE)
-    assert (len(sent) == len(EVERY_TYPE)) == (budget >= 100_000)
+    rest = input_items(sent, EVERY_TYPE)
+    assert sent[-1] is LAST and rest[-1] is LAST
+    assert [EVERY_TYPE.index(s) for s in rest] == sorted(EVERY_TYPE.index(s) for s in rest)  # input order
+    _units_complete(rest, EVERY_TYPE)
+    assert (len(rest) == len(EVERY_TYPE)) == (budget >= 100_000)
     assert json.dumps(EVERY_TYPE) == snapshot  # nothing the caller passed is changed
 
 
@@ -362,7 +373,8 @@ def test_the_filter_in_a_run_with_every_item_type():
     assert result.final_output.startswith("Answered with")
     sent = model.seen[-1]
     assert sent[-1]["content"] == LAST["content"] and 1 < len(sent) < len(EVERY_TYPE)
-    positions = [EVERY_TYPE.index(s) for s in sent]  # each sent as it came, in input order
+    assert all(s["content"].startswith(VALUE_TABLE) for s in sent if s not in EVERY_TYPE)  # the value table
+    positions = [EVERY_TYPE.index(s) for s in sent if s in EVERY_TYPE]  # each sent as it came, in input order
     assert positions == sorted(positions)
     _units_complete([EVERY_TYPE[p] for p in positions], EVERY_TYPE)
 

@@ -143,6 +143,27 @@ def test_the_store_sends_the_table_select_sends_and_a_deletion_drops_it():
     assert all(not str(m.get("content")).startswith(HEADER) for m in to_messages(store))
 
 
+def test_a_recalled_block_leaves_the_table_and_what_stays_is_costed_as_sent():
+    messages = history()
+    second = {"order_id": "ORD-10001", "items": []}
+    messages[4:4] = [
+        call(2, "find_order", {"customer": "Grace Hopper"}),
+        {"role": "tool", "tool_call_id": "c2", "content": json.dumps(second)},
+    ]
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer=None)
+    ids = add_messages(store, copy.deepcopy(messages))
+    table = compact_messages(store, 70).value_table
+    assert table is not None and {source for source, _ in table.entries} == {ids[4], ids[5]}
+    store.recall(ids[5])  # the unit comes back whole (its call with it): its values leave the table
+    tables = [b for b in store.active_blocks() if b.meta.get("kind") == VALUE_TABLE_KIND]
+    assert all(f"{ids[4]}:" not in b.text and f"{ids[5]}:" not in b.text for b in tables)
+    assert all(b.cost == table_cost(COUNTER)(b.text) for b in tables)
+    assert store.used == sum(b.cost for b in store.active_blocks())
+    compact_messages(store, 70)
+    store.recall(store.archived_ids())  # everything sent whole: no table
+    assert not any(str(m.get("content")).startswith(HEADER) for m in to_messages(store))
+
+
 values = st.from_regex(r"[A-Z]{2,4}-[0-9]{2,6}", fullmatch=True)
 
 

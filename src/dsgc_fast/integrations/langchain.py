@@ -471,7 +471,7 @@ def _middleware_class() -> Callable[[ThreadMemory], AgentMiddleware]:
 
 
 def _appended(system: SystemMessage, tables: Sequence[str]) -> SystemMessage:
-    """``system``, or a copy with each binding table appended to its content."""
+    """``system``, or a copy with each table (binding or value table) appended to its content."""
     if not tables:
         return system
     if isinstance(system.content, str):
@@ -487,7 +487,7 @@ def _sent(message: BaseMessage, cut: Mapping[str, Any] | None) -> BaseMessage:
 
 
 def _with_tables(messages: list[BaseMessage], tables: Sequence[str]) -> list[BaseMessage]:
-    """``messages`` with a ``SystemMessage`` per binding table after the leading system messages."""
+    """``messages`` with a ``SystemMessage`` per table (binding or value table) after the leading system messages."""
     lead = 0
     while lead < len(messages) and isinstance(messages[lead], SystemMessage):
         lead += 1

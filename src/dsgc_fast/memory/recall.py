@@ -19,7 +19,9 @@ from ..stages import similarity_rows
 from .block import Block
 from .columns import query_embedding
 from .core import StoreCore
+from .compaction import table_cost
 from .digest_blocks import whole_block
+from .value_table import without_sources
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +49,9 @@ def recall(core: StoreCore, slots: Iterable[int]) -> list[Block]:
             core.archive.update_active(whole)
             columns.replace(whole)
             back[slot] = whole.detached(back[slot].embedding if slot in back else columns.embeddings()[slot].copy())
+    if core.value_table is not None:  # what comes back is sent whole: its values leave the table
+        gone = set(columns.names_of(np.asarray(sorted(back), dtype=np.int64)))
+        core.value_table = without_sources(core.value_table, gone, table_cost(core.counter))
     return [back[slot] for slot in sorted(back)]
 
 

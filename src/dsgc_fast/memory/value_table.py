@@ -230,6 +230,24 @@ def table_block(
     return ValueTableBlock(Block(id=block_id, text=table.text, cost=table.cost, seq=seq, meta=meta), entries)
 
 
+def without_sources(
+    table: ValueTableBlock, gone: Container[str], cost: Callable[[str], int]
+) -> ValueTableBlock | None:
+    """``table`` less the entries whose source id is in ``gone`` (recalled: sent whole again),
+    rendered again at its cost ``cost(text)``; ``table`` itself if none is, None if none is left."""
+    entries = tuple(e for e in table.entries if e[0] not in gone)
+    if len(entries) == len(table.entries):
+        return table
+    if not entries:
+        return None
+    sources = list(dict.fromkeys(source for source, _ in entries))
+    number = {source: k for k, source in enumerate(sources)}
+    text = render([(number[source], line) for source, line in entries], sources)
+    meta = {**table.block.meta, "entries": [list(e) for e in entries]}
+    block = Block(id=table.block.id, text=text, cost=int(cost(text)), seq=table.block.seq, meta=meta)
+    return ValueTableBlock(block, entries)
+
+
 class BlockValueLines:
     """The value lines of a store's blocks by slot, each computed once, the first time a compaction
     asks (from the block then held: its whole, since a block is cut or digested only after);
