@@ -18,8 +18,8 @@ from dsgc_ref.contract import DsgcValueError, is_integer_scalar
 from ..stages import similarity_rows
 from .block import Block
 from .columns import query_embedding
-from .core import StoreCore
 from .compaction import table_cost
+from .core import StoreCore
 from .digest_blocks import whole_block
 from .value_table import without_sources
 

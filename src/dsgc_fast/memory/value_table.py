@@ -230,9 +230,7 @@ def table_block(
     return ValueTableBlock(Block(id=block_id, text=table.text, cost=table.cost, seq=seq, meta=meta), entries)
 
 
-def without_sources(
-    table: ValueTableBlock, gone: Container[str], cost: Callable[[str], int]
-) -> ValueTableBlock | None:
+def without_sources(table: ValueTableBlock, gone: Container[str], cost: Callable[[str], int]) -> ValueTableBlock | None:
     """``table`` less the entries whose source id is in ``gone`` (recalled: sent whole again),
     rendered again at its cost ``cost(text)``; ``table`` itself if none is, None if none is left."""
     entries = tuple(e for e in table.entries if e[0] not in gone)
