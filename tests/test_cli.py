@@ -15,19 +15,14 @@ from dsgc_fast import cli
 from dsgc_fast.cli import main
 from dsgc_fast.memory.messages import check_messages, read_jsonl
 from dsgc_fast.memory.token_counts import TOKENS_REPLY_PRIMING, conversation_tokens
-from dsgc_fast.memory.value_table import HEADER as VALUE_TABLE
 
 SAMPLE = Path(__file__).parent / "data" / "support_triage.jsonl"
 ALL_IDS = [f"t{k:02d}" for k in range(1, 20)]
 # budget 140 o200k_base tokens (the default tokenizer, chat framing included), lexical encoder.
 # The roots t01 and t19 and t12 (pinned by t19's "that account") cost 28 + 11 + 29 = 68.
-# The default, the agent policy with its value table: the short values of the other blocks take
-# up to 3/4 of the 101 tokens beyond the roots (t14, t13 and t04's eight values, 70 tokens), the
-# messages the rest: t12 only.
-KEPT_140 = ["t01", "t12", "t19"]
-# Without the value table (--no-values): the tool unit before the question (t13+t14, the charge
-# lookup on the account, age 1, 55 tokens) gets working-set support and is kept first; then t10 (16).
-KEPT_140_NO_VALUES = ["t01", "t10", "t12", "t13", "t14", "t19"]
+# The default, the agent policy: the tool unit before the question (t13+t14, the charge lookup
+# on the account, age 1, 55 tokens) gets working-set support and is kept first; then t10 (16).
+KEPT_140 = ["t01", "t10", "t12", "t13", "t14", "t19"]
 # the paper's dsgc: t16 (rank 2) and t10 fit; the t13+t14 unit (rank 4, 55 tokens) and the
 # t03+t04 unit (52) do not; t02, lifted by the induced step -> user-message edge t03 -> t02 (the
 # call repeats merchant M-2207), and t18 fill it to 140.
@@ -43,22 +38,12 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def test_retain_json_gives_the_expected_kept_set_and_value_table(capsys):
+def test_retain_json_gives_the_expected_kept_set(capsys):
     code, out, err = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "140")
     assert code == 0 and err == ""
     data = json.loads(out)  # stdout is not a terminal: JSON by default
     assert data["schema_version"] == 1 and data["over_budget"] is False and data["truncated"] == {}
-    assert data["kept"] == KEPT_140 and data["policy"] == "agent" and data["used"] == 138
-    table = data["value_table"]
-    assert table["cost"] == 70 and {source for source, _ in table["entries"]} == {"t04", "t13", "t14"}
-    assert ["t13", "lookup_charge.account -> 8841-C"] in table["entries"]
-
-
-def test_without_the_value_table_the_working_set_keeps_the_newest_tool_unit(capsys):
-    code, out, err = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "140", "--no-values")
-    assert code == 0 and err == ""
-    data = json.loads(out)
-    assert data["kept"] == KEPT_140_NO_VALUES and data["used"] == 139 and data["value_table"] is None
+    assert data["kept"] == KEPT_140 and data["policy"] == "agent" and data["used"] == 139
     why = {d["id"]: d for d in data["decisions"]}
     assert why["t13"]["reason"] == "kept_working" and why["t14"]["reason"] == "kept_closure"
     assert why["t13"]["working"] > why["t03"]["working"] > 0 == why["t16"]["working"]
@@ -144,12 +129,10 @@ def test_write_messages_gives_a_valid_message_list(capsys, tmp_path):
     messages = [m for _, m in read_jsonl(target)]
     check_messages(messages)
     original = {m["dsgc"]["id"]: {k: v for k, v in m.items() if k != "dsgc"} for _, m in read_jsonl(SAMPLE)}
-    assert code == 0 and messages[1]["role"] == "system" and messages[1]["content"].startswith(VALUE_TABLE)
-    assert messages[:1] + messages[2:] == [original[i] for i in KEPT_140]  # the table after the system prompt
+    assert code == 0 and messages == [original[i] for i in KEPT_140]
     # byte for byte: the same keys in the same order as the input lines, minus the annotation
-    lines = target.read_text().splitlines()
-    assert lines[:1] + lines[2:] == [json.dumps(original[i], ensure_ascii=False) for i in KEPT_140]
-    assert conversation_tokens(messages) == 138 + TOKENS_REPLY_PRIMING  # the budget is what the request costs
+    assert target.read_text().splitlines() == [json.dumps(original[i], ensure_ascii=False) for i in KEPT_140]
+    assert conversation_tokens(messages) == 139 + TOKENS_REPLY_PRIMING  # the budget is what the request costs
 
 
 def test_an_unwritable_output_path_is_refused_before_any_work(capsys, tmp_path):

@@ -58,7 +58,7 @@ from .digest import render_digest
 #: ``meta["kind"]`` of a value-table block
 VALUE_TABLE_KIND = "value_table"
 #: the first line of every value table
-HEADER = "[left-out values; recall(id)]"
+HEADER = "[values left out; recall(<id>)]"
 #: longest line the reserve takes
 RESERVE_CHARS = 40
 #: the most of the room beyond the roots the reserve takes (the rest is left to the messages)
