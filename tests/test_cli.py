@@ -50,6 +50,17 @@ def test_retain_json_gives_the_expected_kept_set(capsys):
     assert [why[i]["cost"] for i in ("t01", "t12", "t19")] == [28, 29, 11]
 
 
+def test_the_value_table_can_be_turned_off(capsys):
+    # budget 120: the default sends t12 and a value table of the tool units' values (52 tokens)
+    _, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "120")
+    data = json.loads(out)
+    assert data["kept"] == ["t01", "t12", "t19"] and data["value_table"]["cost"] == 52 and data["used"] == 120
+    for flag in ("--no-values", "--no-digests"):  # no digests: no table either
+        _, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "120", flag)
+        data = json.loads(out)
+        assert data["value_table"] is None and data["kept"] == ["t01", "t10", "t12", "t16", "t18", "t19"]
+
+
 def test_retain_json_with_the_paper_rule(capsys):
     code, out, err = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "140", "--policy", "dsgc")
     assert code == 0 and err == ""

@@ -122,6 +122,14 @@ def _parser() -> argparse.ArgumentParser:
         help="when even the live roots do not fit: fail (exit 1, the default), keep only them, or cut their largest tool results",
     )  # fmt: skip
     common.add_argument("--format", choices=("table", "json"), help="default: table on a terminal, json otherwise")
+    common.add_argument(
+        "--digests", action=argparse.BooleanOptionalAction, default=True,
+        help="agent policy: a tool result may be sent as a digest of its values (default on)",
+    )  # fmt: skip
+    common.add_argument(
+        "--values", action=argparse.BooleanOptionalAction, default=True,
+        help="agent policy, with digests: the values of what is left out go in a value table (default on)",
+    )  # fmt: skip
     _add_param_options(common)
     parser = argparse.ArgumentParser(prog="dsgc", description="Dependency-aware retention of agent memory.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -163,7 +171,11 @@ def _run(args: argparse.Namespace) -> tuple[MemoryStore, CompactionReport]:
     texts = [kwargs["text"] for kwargs in plan_records(store, records, complete=True)]  # every line checked first
     _encode_all(encoder, texts)
     add_records(store, records, complete=True)
-    return store, compact_messages(store, args.budget, query=args.query, on_over_budget=args.on_over_budget)
+    report = compact_messages(
+        store, args.budget, query=args.query, on_over_budget=args.on_over_budget, digests=args.digests,
+        values=args.values,
+    )  # fmt: skip
+    return store, report
 
 
 def _encode_all(encoder: CachedEncoder, texts: list[str]) -> None:
