@@ -201,6 +201,17 @@ def test_bad_referent_lists_are_rejected(uses, binds, err):
         dsgc_ref.pin_closure([0], uses, binds)
 
 
+@pytest.mark.parametrize("bad,err", [([2], ValueError), ([-1], ValueError), ([0.5], TypeError), (["0"], TypeError)])
+@pytest.mark.parametrize("name", ["pin_closure", "orphans"])
+def test_bad_block_indices_are_rejected_alike(name, bad, err):
+    """Roots / retained blocks outside [0, n) or not integers: the same error class from both
+    implementations (a negative index never counts from the end)."""
+    uses, binds = [["x"], []], [None, {"x": 1}]
+    for impl in (dsgc_fast, dsgc_ref):
+        with pytest.raises(err, match="out of range|integer|real numbers"):
+            getattr(impl, name)(bad, uses, binds)
+
+
 def test_live_out_of_range_is_rejected():
     with pytest.raises(ValueError, match="live"):
         dsgc_fast.retain(np.ones(2), np.eye(2), [1, 1], 2, live=[2], uses=[[], []])

@@ -7,6 +7,7 @@ Every store is a pure function of its arguments (explicit seed).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 import numpy as np
 
@@ -39,22 +40,22 @@ def unit_rows(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     return x
 
 
-def make_store(
-    n: int,
-    d: int = 384,
-    *,
-    seed: int = 0,
-    in_degree: float = 2.0,
-    budget_fraction: float = 0.05,
-    cost_range: tuple[int, int] = (8, 256),
-) -> Store:
-    """A store of ``n`` blocks in ``d`` dimensions (see ``Store``); costs uniform in cost_range.
+class Draws(TypedDict, total=False):
+    """The draws ``make_store`` passes on to ``make_ragged`` (whose defaults they take)."""
 
-    The one store of ``make_ragged(1, n, d, ...)``: the same draws from the same seed.
+    seed: int
+    in_degree: float
+    cost_range: tuple[int, int]
+
+
+def make_store(n: int, d: int = 384, *, budget_fraction: float = 0.05, **draws: Unpack[Draws]) -> Store:
+    """A store of ``n`` blocks in ``d`` dimensions (see ``Store``); costs uniform in ``cost_range``.
+
+    The one store of ``make_ragged(1, n, d, budget_fraction=budget_fraction, **draws)``: the
+    same draws from the same seed, with ``make_ragged``'s ``seed``, ``in_degree`` and
+    ``cost_range`` unless ``draws`` names them.
     """
-    return make_ragged(
-        1, n, d, seed=seed, in_degree=in_degree, budget_fraction=budget_fraction, cost_range=cost_range
-    ).store(0)
+    return make_ragged(1, n, d, budget_fraction=budget_fraction, **draws).store(0)
 
 
 @dataclass(frozen=True)

@@ -248,6 +248,23 @@ def check_budget(budget: Any) -> int:
     return b
 
 
+def check_indices(name: str, value: Any, n: int) -> list[int]:
+    """Block indices in [0, n) as ints, repeats kept; a single index or None (none) too.
+
+    Every entry must be an integer i with 0 <= i < n, so a negative index never counts from
+    the end; ``dsgc_fast`` checks the same with NumPy.
+    """
+    if value is None:
+        return []
+    vals = [value] if is_integer_scalar(value) else list(value)
+    for x in vals:
+        if not is_integer_scalar(x):
+            raise DsgcTypeError(f"{name} must hold block indices (integers), got {x!r}")
+        if not 0 <= int(x) < n:
+            raise DsgcValueError(f"{name} has index {int(x)}, out of range for {n} blocks")
+    return [int(x) for x in vals]
+
+
 def check_referent_lists(uses: Any, binds: Any, n: int) -> tuple[list[list[Hashable]], list[dict[Hashable, Any]]]:
     """Validate the list form of referents; return (use lists, bind dicts), one per block.
 

@@ -16,6 +16,7 @@ from .contract import (
     Params,
     Reason,
     check_budget,
+    check_indices,
     check_referent_lists,
     is_integer_scalar,
     whitespace_cost,
@@ -263,7 +264,7 @@ def retain(
     if pinning:
         use_lists, bind_maps = check_referent_lists(uses, binds, n)
         live_map = live_binders(bind_maps, seq, binders)
-        roots = sorted(set(_check_indices("live", live, n)))
+        roots = sorted(set(check_indices("live", live, n)))
 
     if codes is not None:
         a_k = [eq.quantized_similarities(qk, codes, block_embs.scale, block_embs.step, block_embs.offset) for qk in q]
@@ -344,15 +345,3 @@ def _select_with_pins(ranking, cost, budget, selection, keep_reason, roots, use_
     for i in pinned:
         reasons[i] = Reason.KEPT_PINNED if mask[i] else Reason.TABLED
     return mask, reasons, used, pinned, table
-
-
-def _check_indices(name: str, value: Any, n: int) -> list[int]:
-    if value is None:
-        return []
-    vals = [value] if is_integer_scalar(value) else list(value)
-    for x in vals:
-        if not is_integer_scalar(x):
-            raise DsgcTypeError(f"{name} must hold block indices (integers), got {x!r}")
-        if not 0 <= int(x) < n:
-            raise DsgcValueError(f"{name} has index {int(x)}, out of range for {n} blocks")
-    return [int(x) for x in vals]

@@ -17,9 +17,9 @@ from typing import Any
 
 from .contract import (
     BindingTable,
-    DsgcValueError,
     ReferentEvictionError,
     check_binders,
+    check_indices,
     check_referent_lists,
     referent_block_count,
     render_table,
@@ -91,12 +91,7 @@ def pin_closure(
 ) -> list[int]:
     """Sorted indices that must stay while ``roots`` stay: the roots and their closure."""
     use_lists, live = resolve(uses, binds, order, binders)
-    n = len(use_lists)
-    root_list = [int(r) for r in roots]
-    for r in root_list:
-        if not 0 <= r < n:
-            raise DsgcValueError(f"roots has an index out of range for {n} blocks")
-    return sorted(closure_from(root_list, use_lists, live))
+    return sorted(closure_from(check_indices("roots", roots, len(use_lists)), use_lists, live))
 
 
 def binding_table(
@@ -161,7 +156,7 @@ def orphans(
     A referent resolved by ``table`` is not orphaned.  Works for any retained set.
     """
     use_lists, live = resolve(uses, binds, order, binders)
-    kept = set(int(i) for i in retained)
+    kept = set(check_indices("retained", retained, len(use_lists)))
     tabled = {e[0] for e in table.entries} if table is not None else set()
     out = []
     for u in sorted(kept):
