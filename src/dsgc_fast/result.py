@@ -122,18 +122,20 @@ class Retention:
     @classmethod
     def made(
         cls, retained: np.ndarray, mask: np.ndarray, scores: np.ndarray, relevance: np.ndarray,
-        propagated: np.ndarray, similarity: np.ndarray, reasons: np.ndarray, used: int, budget: int, policy: str,
-        selection: str, rank: np.ndarray,
+        propagated: np.ndarray, similarity: np.ndarray, working: np.ndarray, reasons: np.ndarray, used: int,
+        budget: int, policy: str, selection: str, rank: np.ndarray,
     ) -> Retention:  # fmt: skip
         """The result a kernel has just written (fresh arrays of the checked types and lengths, shared with
-        nobody): the fields as given, without ``__post_init__``'s checks, which guard hand-built results."""
+        nobody; no pinning, the input order): the fields as given, without ``__post_init__``'s checks, which
+        guard hand-built results."""
         result = object.__new__(cls)
-        result.__dict__.update(
-            retained=retained, mask=mask, scores=scores, relevance=relevance, propagated=propagated,
-            similarity=similarity, reasons=reasons, used=used, budget=budget, policy=policy, selection=selection,
-            working=np.zeros(scores.shape[0]), pinned=np.empty(0, dtype=np.int64), binding_table=None, order=None,
-            _rank=rank,
-        )  # fmt: skip
+        # pinned: no block (an empty view of ``retained``, no copy of anything)
+        result.__dict__ = {
+            "retained": retained, "mask": mask, "scores": scores, "relevance": relevance, "propagated": propagated,
+            "similarity": similarity, "reasons": reasons, "used": used, "budget": budget, "policy": policy,
+            "selection": selection, "working": working, "pinned": retained[:0], "binding_table": None, "order": None,
+            "_rank": rank,
+        }  # fmt: skip
         return result
 
     @classmethod
