@@ -243,10 +243,7 @@ def _fused_path(
         if outcome == pipeline.UNCHECKED:
             return None
         stages.check_finite(out[0], embs)
-    kept = positions[1, :count]
-    return Retention.made(
-        kept, mask, out[3], out[1], out[2], out[0], out[4], reasons, used, budget, p.policy, p.selection, positions[0]
-    )
+    return Retention.made(out, positions, count, mask, reasons, used, budget, p.policy, p.selection)
 
 
 def _fused_pinned_path(
