@@ -112,3 +112,40 @@ def test_the_edgeless_graph_small_calls_share_is_read_only():
     assert graph is as_graph(None, 20) and graph.n == 20 and graph.dep_indices.shape == (0,)
     with pytest.raises(ValueError):
         graph.dep_indptr[0] = 1
+
+
+def test_a_small_result_reads_the_same_whichever_field_comes_first_and_survives_copies():
+    """The fields of a ``made`` result are made at their first read: any order gives the same arrays, and
+    a pickled, copied or replaced result reads as the original."""
+    import copy
+    import pickle
+
+    q, embs, costs, edges = _store(3, 20, 8, np.float32)
+    graph = dsgc_fast.DependencyGraph.from_edges(20, edges)
+    budget = int(costs.sum()) // 3
+    names = ("retained", "rank", "scores", "relevance", "propagated", "similarity", "working", "pinned")
+    want = dsgc_fast.retain(q.tolist(), embs, costs.tolist(), budget, edges=edges)  # the checked path, built eagerly
+    for first in names:
+        got = dsgc_fast.retain(q, embs, costs, budget, edges=graph)
+        getattr(got, first)
+        for name in names:
+            assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), (first, name)
+            assert getattr(got, name) is getattr(got, name)  # kept after the first read
+    got = dsgc_fast.retain(q, embs, costs, budget, edges=graph)
+    for other in (pickle.loads(pickle.dumps(got)), copy.copy(got), dataclasses.replace(got, used=got.used)):
+        for name in names:
+            np.testing.assert_array_equal(getattr(other, name), getattr(want, name))
+    assert got.binding_table is None and got.order is None
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        got.nothing  # noqa: B018
+
+
+def test_kernel_knobs_follow_the_params_object():
+    from dsgc_fast import stages
+    from dsgc_ref.contract import Params
+
+    for p in (Params(), Params(policy="no_graph", tau=0.5, hops=3), Params(policy="similarity", selection="prefix")):
+        assert stages.kernel_knobs(p) == (
+            p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
+            stages.SELECTION_CODES[p.selection],
+        )  # fmt: skip

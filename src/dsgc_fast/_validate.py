@@ -267,14 +267,17 @@ def canonical(query: Any, embs: Any, costs: Any, budget: Any, max_n: int) -> boo
     [0, 2**63 - 1].  Their values (a finite query, costs in [0, ``cost_limit(N)``]) are left
     to the caller; nothing is converted.
     """
-    if type(query) is not np.ndarray or type(embs) is not np.ndarray or type(costs) is not np.ndarray:
+    array = np.ndarray
+    if type(query) is not array or type(embs) is not array or type(costs) is not array or type(budget) is not int:
         return False
-    if type(budget) is not int or embs.ndim != 2 or query.ndim != 1:
+    shape = embs.shape
+    if len(shape) != 2:
         return False
-    n, d = embs.shape
+    n, d = shape
     return (
         0 < n <= max_n
-        and query.shape[0] == d > 0
+        and d > 0
+        and query.shape == (d,)
         and costs.shape == (n,)
         and 0 <= budget <= INT64_MAX
         and costs.dtype == _INT64

@@ -209,8 +209,7 @@ def retain_batch(
     used = np.zeros(n_stores, dtype=np.int64)
     stages.pick(n, kernels.retain_stores, kernels.retain_stores_par)(
         stages.kernel_array(embs), queries, query_of, off, cost, dependent, prerequisite, e_off, effective,
-        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
-        stages.SELECTION_CODES[p.selection], mode == "fast", stages.REASON_CODES,
+        *stages.kernel_knobs(p), mode == "fast", stages.REASON_CODES,
         sim, rel, pi, scores, ranking, mask, reasons, used,
     )  # fmt: skip
     stages.check_finite(sim, embs)

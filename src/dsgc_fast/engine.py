@@ -162,20 +162,22 @@ def _small_call(
     """``retain`` of a small store given in the checked types, without converting anything: one
     ``_fused_path`` call (it checks the values), or None where ``_checked`` and the paths must run.
 
-    Taken when ``_validate.canonical`` holds, ``mode`` is a mode and ``edges`` is None or a
-    ``DependencyGraph`` over the store (nothing else that could raise).
+    Taken when ``_validate.canonical`` holds, ``mode`` is a mode (a str) and ``edges`` is None
+    or a ``DependencyGraph`` over the store (nothing else that could raise); anything else,
+    subclasses included, takes the checked path.
     """
     if not (
-        isinstance(mode, str)
+        type(mode) is str
         and mode in stages.MODES
         and _validate.canonical(query_emb, block_embs, costs, budget, SMALL_N)
     ):
         return None
     n = block_embs.shape[0]
-    if not (edges is None or (isinstance(edges, DependencyGraph) and edges.n == n)):
+    if edges is None:
+        edges = as_graph(None, n)
+    elif not (type(edges) is DependencyGraph and edges.n == n):
         return None
-    q = query_emb if query_emb.dtype == np.float64 else query_emb.astype(np.float64)
-    return _fused_path(q, block_embs, costs, as_graph(edges, n), budget, p, mode)
+    return _fused_path(query_emb, block_embs, costs, edges, budget, p, mode)
 
 
 def _checked(
@@ -224,38 +226,24 @@ def _fused_path(
 ) -> Retention | None:
     """Every stage and the selection in one ``kernels.pipeline.retain_small`` call (same bits).
 
-    The inputs have the checked types (``_validate.canonical``; ``q`` float64) and their
+    The inputs have the checked types (``_validate.canonical``: ``q`` float32 or float64) and their
     values are checked in the kernel: None if the query is not finite or a cost is out of
     range (``_checked`` then says which), ValueError if a similarity is not finite.
     """
     n = embs.shape[0]
-    out = np.empty((4, n), dtype=np.float64)
+    out = np.zeros((5, n))  # similarity, relevance, propagated, scores; the working support (0: no ages)
     positions = np.empty((2, n), dtype=np.int64)
     mask = np.zeros(n, dtype=np.bool_)
     reasons = np.empty(n, dtype=np.int8)
     outcome, used, count = pipeline.retain_small(
         stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, budget, _validate.cost_limit(n),
-        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
-        stages.SELECTION_CODES[p.selection], mode == "fast", stages.REASON_CODES, out, positions, mask, reasons,
+        *stages.kernel_knobs(p), mode == "fast", stages.REASON_CODES, out, positions, mask, reasons,
     )  # fmt: skip
-    if outcome == pipeline.UNCHECKED:
-        return None
-    if outcome == pipeline.NOT_FINITE:
+    if outcome != pipeline.DONE:
+        if outcome == pipeline.UNCHECKED:
+            return None
         stages.check_finite(out[0], embs)
-    return Retention.made(
-        positions[1, :count],
-        mask,
-        out[3],
-        out[1],
-        out[2],
-        out[0],
-        reasons,
-        used,
-        budget,
-        p.policy,
-        p.selection,
-        positions[0],
-    )
+    return Retention.made(out, positions, count, mask, reasons, used, budget, p.policy, p.selection)
 
 
 def _fused_pinned_path(

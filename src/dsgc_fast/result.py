@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -13,6 +15,24 @@ from . import _validate
 from ._deferred import deferred
 
 selection_kernels = deferred("dsgc_fast.kernels.selection")
+
+#: the fields ``Retention.made`` leaves to their first read: name -> its view of the buffers (float rows,
+#: index rows, kept count)
+_MADE_FIELDS: dict[str, Callable[[np.ndarray, np.ndarray, int], np.ndarray]] = {
+    "similarity": lambda rows, positions, count: rows[0],
+    "relevance": lambda rows, positions, count: rows[1],
+    "propagated": lambda rows, positions, count: rows[2],
+    "scores": lambda rows, positions, count: rows[3],
+    "working": lambda rows, positions, count: rows[4],
+    "_rank": lambda rows, positions, count: positions[0],
+    "retained": lambda rows, positions, count: positions[1, :count],
+    "pinned": lambda rows, positions, count: positions[1, :0],
+}
+
+
+def _absent() -> None:
+    """The default of ``working`` and ``_rank``, made per instance: a class attribute would answer for
+    the fields ``Retention.made`` leaves to ``__getattr__``."""
 
 
 @dataclass
@@ -60,11 +80,11 @@ class Retention:
     budget: int
     policy: str
     selection: str
-    working: npt.NDArray[np.float64] | None = field(default=None, repr=False)
+    working: npt.NDArray[np.float64] | None = field(default_factory=_absent, repr=False)
     pinned: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     binding_table: BindingTable | None = None
     order: npt.NDArray[np.int64] | None = field(default=None, repr=False)
-    _rank: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    _rank: npt.NDArray[np.int64] | None = field(default_factory=_absent, repr=False)
 
     def __post_init__(self) -> None:
         """Check every field (types, lengths, index ranges): a hand-built result must not reach a kernel unchecked."""
@@ -121,20 +141,34 @@ class Retention:
 
     @classmethod
     def made(
-        cls, retained: np.ndarray, mask: np.ndarray, scores: np.ndarray, relevance: np.ndarray,
-        propagated: np.ndarray, similarity: np.ndarray, reasons: np.ndarray, used: int, budget: int, policy: str,
-        selection: str, rank: np.ndarray,
+        cls, rows: np.ndarray, positions: np.ndarray, count: int, mask: np.ndarray, reasons: np.ndarray, used: int,
+        budget: int, policy: str, selection: str,
     ) -> Retention:  # fmt: skip
-        """The result a kernel has just written (fresh arrays of the checked types and lengths, shared with
-        nobody): the fields as given, without ``__post_init__``'s checks, which guard hand-built results."""
+        """The result a kernel has just written, without ``__post_init__``'s checks (which guard hand-built results).
+
+        ``rows`` (5, N) float64: similarity, relevance, propagated, scores, working;
+        ``positions`` (2, N) int64: every index best first, then the kept indices ascending in
+        the first ``count`` places; fresh arrays of these types and lengths, shared with nobody
+        (no pinning, the input order).  The fields are views of them, each made at its first
+        read (``__getattr__``): a caller that reads ``retained`` pays for no other view.
+        """
         result = object.__new__(cls)
-        result.__dict__.update(
-            retained=retained, mask=mask, scores=scores, relevance=relevance, propagated=propagated,
-            similarity=similarity, reasons=reasons, used=used, budget=budget, policy=policy, selection=selection,
-            working=np.zeros(scores.shape[0]), pinned=np.empty(0, dtype=np.int64), binding_table=None, order=None,
-            _rank=rank,
-        )  # fmt: skip
+        result.__dict__ = {
+            "mask": mask, "reasons": reasons, "used": used, "budget": budget, "policy": policy, "selection": selection,
+            "_buffers": (rows, positions, count),
+        }  # fmt: skip
         return result
+
+    if not TYPE_CHECKING:  # to mypy, an unknown attribute stays an error
+
+        def __getattr__(self, name: str) -> Any:
+            """A field of a ``made`` result read for the first time: its view of the kernel's buffers, kept."""
+            buffers = self.__dict__.get("_buffers")
+            if buffers is None or name not in _MADE_FIELDS:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            value = _MADE_FIELDS[name](*buffers)
+            self.__dict__[name] = value
+            return value
 
     @classmethod
     def empty(cls, budget: int, policy: str, selection: str) -> Retention:

@@ -73,6 +73,36 @@ def score_rule(policy: str, working: bool = False) -> int:
     return {"similarity": scoring.SIMILARITY, "recency": scoring.RECENCY}.get(policy, scoring.WEIGHTED)
 
 
+#: what ``kernel_knobs`` gives: tau, lambda_pi (the effective one), density_exponent, hops, decay, score rule,
+#: selection code
+Knobs = tuple[float, float, float, int, float, int, int]
+#: ``kernel_knobs`` of the Params objects seen, by id; each entry holds its Params, so the id stays its own
+_KNOBS: dict[int, tuple[Params, Knobs]] = {}
+#: entries kept before ``_KNOBS`` starts over (entry points reuse a few Params objects: ``Params.of``)
+_KNOBS_LIMIT = 64
+
+
+def kernel_knobs(p: Params) -> Knobs:
+    """The knobs of ``p`` in the order the fused kernels (``kernels.pipeline``, ``kernels.batch``) take them.
+
+    ``(tau, lambda_pi, density_exponent, hops, decay, rule, selection)``, with lambda_pi as
+    the score uses it (``Params.effective_lambda``), rule = ``score_rule(p.policy)`` and
+    selection = ``SELECTION_CODES[p.selection]``.  A ``Params`` is immutable, so each
+    object's tuple is made once and looked up by identity afterwards.
+    """
+    entry = _KNOBS.get(id(p))
+    if entry is not None and entry[0] is p:
+        return entry[1]
+    knobs = (
+        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, score_rule(p.policy),
+        SELECTION_CODES[p.selection],
+    )  # fmt: skip
+    if len(_KNOBS) >= _KNOBS_LIMIT:
+        _KNOBS.clear()
+    _KNOBS[id(p)] = (p, knobs)
+    return knobs
+
+
 def check_mode(mode: object) -> str:
     """``mode`` must be one of ``MODES``."""
     if not isinstance(mode, str) or mode not in MODES:

@@ -46,7 +46,7 @@ def all_finite_par(x, parts):
 
 @numba.njit(**JIT, fastmath={"reassoc"})
 def widen_finite(x, out):
-    """out <- x (a 2-D float32 array) as float64 (exact); True iff every entry is finite.
+    """out <- x (a 2-D float32 or float64 array) as float64 (exact); True iff every entry is finite.
 
     One pass for the conversion and the check (``all_finite``'s sum of x_ij * 0.0).
     """

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from .._config import JIT
-from .checks import all_finite, cost_bounds
+from .checks import all_finite, cost_bounds, widen_finite
 from .closure import closure_mask, select_pinned
 from .graph_kernels import fill_edge_rows
 from .propagation import k_hop, one_hop
@@ -90,7 +90,8 @@ def retain_small(
 ):  # fmt: skip
     """``retain_store`` for one call from Python, with the checks of values and the glue around it.
 
-    First the checks of values: if the query has a NaN or inf, or a cost is negative or above
+    ``q`` is float32 or float64 (read as its exact float64 copy).  First the checks of
+    values: if the query has a NaN or inf, or a cost is negative or above
     ``cost_limit``, nothing else is done and the outcome is UNCHECKED (the caller's checks say
     why).  Then the budget is capped at the total cost and ``retain_store`` runs: ``out``
     rows receive (similarity, relevance, propagated, scores), ``positions[0]`` every index
@@ -99,10 +100,11 @@ def retain_small(
     raises; nothing here reads out of bounds on such values).
     """
     negative, top, total = cost_bounds(costs, 1)
-    if negative or top > cost_limit or not all_finite(q.reshape((1, q.shape[0]))):
+    q64 = np.empty((1, q.shape[0]))
+    if negative or top > cost_limit or not widen_finite(q.reshape((1, q.shape[0])), q64):
         return UNCHECKED, 0, 0
     used = retain_store(
-        embs, q, costs, dep_indptr, dep_indices, min(budget, total),
+        embs, q64[0], costs, dep_indptr, dep_indices, min(budget, total),
         tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes,
         out[0], out[1], out[2], out[3], positions[0], mask, reasons,
     )  # fmt: skip

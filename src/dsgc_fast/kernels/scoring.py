@@ -46,10 +46,10 @@ def products_exact(embs, q):
     """
     if significand_bits(embs) > 24:
         return False
+    widened = 0  # entries that are not float32 values, counted without an early exit: the loop vectorizes
     for t in range(q.shape[0]):
-        if np.float64(np.float32(q[t])) != q[t]:
-            return False
-    return True
+        widened += np.float64(np.float32(q[t])) != q[t]
+    return widened == 0
 
 
 @numba.njit(**JIT)
@@ -88,8 +88,9 @@ def _similarity_impl(embs, q, out):
     through ``rowdot`` (vector lanes are rows, so each row keeps its own summation order and
     the bits equal the one-row loop and ``dsgc_ref``), fused (one FMA per step) when
     ``products_exact``; a ragged last block overlaps the one before it (a row computed twice
-    gets the same bits twice), and a task of fewer than 8 rows runs the scalar loop.  Rows
-    are owned by one task, so any thread count gives the same bits.
+    gets the same bits twice; a block of 8 rows when at most 8 are left), and a task of fewer
+    than 8 rows runs the scalar loop.  Rows are owned by one task, so any thread count gives
+    the same bits.
     """
     n = embs.shape[0]
     fused = products_exact(embs, q)
@@ -102,7 +103,8 @@ def _similarity_impl(embs, q, out):
             i += 16
         if i < hi:
             if hi - lo >= 16:
-                _rows(embs, q, hi - 16, 16, fused, out)
+                last = 16 if hi - i > 8 else 8
+                _rows(embs, q, hi - last, last, fused, out)
             elif hi - lo >= 8:
                 _rows(embs, q, lo, 8, fused, out)
                 _rows(embs, q, hi - 8, 8, fused, out)
