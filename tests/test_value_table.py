@@ -73,9 +73,9 @@ def test_value_lines_of_calls_name_the_function_and_other_blocks_have_none():
 
 def test_candidates_newest_first_deduplicated_and_short():
     lines = [("a -> 1", "b -> 2"), (), ("a -> 1", "c -> " + "x" * 50)]
-    assert candidates(lines, [0, 2]) == [(2, "a -> 1"), (2, "c -> " + "x" * 50), (0, "b -> 2")]
-    assert candidates(lines, [0, 2], RESERVE_CHARS) == [(2, "a -> 1"), (0, "b -> 2")]
-    assert short_first([(2, "c -> " + "x" * 70), (0, "b -> 2")]) == [(0, "b -> 2"), (2, "c -> " + "x" * 70)]
+    assert list(candidates(lines, [0, 2])) == [(2, "a -> 1"), (2, "c -> " + "x" * 50), (0, "b -> 2")]
+    assert list(candidates(lines, [0, 2], RESERVE_CHARS)) == [(2, "a -> 1"), (0, "b -> 2")]
+    assert list(short_first([(2, "c -> " + "x" * 70), (0, "b -> 2")])) == [(0, "b -> 2"), (2, "c -> " + "x" * 70)]
 
 
 def test_render_groups_by_source():

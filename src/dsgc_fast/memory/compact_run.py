@@ -160,7 +160,7 @@ def run(
     columns, archive, p = core.columns, core.archive, options.params
     graph = columns.active_graph(slots, ~columns.deleted.view())
     index = columns.active_index(slots)
-    embs = columns.emb.view()[slots] if columns.emb is not None else np.empty((0, query_emb.shape[-1]))
+    embs = columns.rows_of(slots) if columns.emb is not None else np.empty((0, query_emb.shape[-1]))
     held = dict(columns.blocks)  # this compaction's own view: later adds and cuts replace, never edit
     blocks = HistoryBlocks(held, slots, core.read_archived)
     for name in ("digests", "values"):
@@ -169,7 +169,7 @@ def run(
     digesting = options.digests and p.policy == "agent"
     digest_of = digests_of(core, slots, held, blocks) if digesting else None
     ids = columns.names_of(slots)
-    values = (core.value_lines.of(slots.tolist(), blocks), ids) if digesting and options.values else None
+    values = (core.value_lines.of(slots, blocks), ids, core.value_lines.count) if digesting and options.values else None
     try:
         outcome = decide(
             query_emb, embs, columns.cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
@@ -242,9 +242,7 @@ def digests_of(
     """The digest (or None) of each block at ``slots``: only tool results have one, so only they are looked at."""
     out: list[BlockDigest | None] = [None] * slots.shape[0]
     positions = core.columns.chat.tool_results(slots)
-    for k, digest in zip(
-        positions.tolist(), core.digests.of(slots[positions].tolist(), held, blocks.__getitem__, core.counter)
-    ):
+    for k, digest in zip(positions.tolist(), core.digests.of(slots[positions], held, blocks.__getitem__, core.counter)):
         out[k] = digest
     return out
 

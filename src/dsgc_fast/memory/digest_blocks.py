@@ -17,9 +17,11 @@ A block sent as its digest (``digested_block``) carries its whole in ``meta["dig
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .block import Block, copied_json
 from .digest import is_digest, render_digest, value_words
@@ -107,28 +109,37 @@ class BlockDigests:
     recalled whole: a block equal to the one digested, as a block read back from the archive
     is, keeps its digest).  An archived block cannot change while archived
     (its row is the block as it was held when it left), so its digest is kept without reading
-    it back; ``of`` forgets the slots it is not asked about (a deleted block's among them).
+    it back.  So a compaction looks at the held blocks and the slots added since the previous
+    one only; ``forget`` drops deleted blocks, ``rebuilt`` the slots a rolled-back group added,
+    and has the next compaction look at every slot again.
     """
 
     def __init__(self) -> None:
         self._made: dict[int, tuple[Block, BlockDigest | None]] = {}
+        self._seen = 0  # every slot below it asked since has its digest, or is held or deleted
 
     def of(
-        self, slots: Sequence[int], held: Mapping[int, Block], read: Callable[[int], Block], counter: TokenCounter
+        self, slots: np.ndarray, held: Mapping[int, Block], read: Callable[[int], Block], counter: TokenCounter
     ) -> list[BlockDigest | None]:
-        """The digest (or None) of the block at each slot in ``slots``: ``held[s]``, or ``read(s)`` for one not held."""
-        made = {}
-        for s in slots:
-            block, known = held.get(s), self._made.get(s)
-            if known is not None and (block is None or known[0] is block or known[0] == block):
-                made[s] = known
-            else:
+        """The digest (or None) of the block at each slot in ``slots`` (ascending): ``held[s]``, or ``read(s)``
+        for one not held."""
+        made, start = self._made, int(np.searchsorted(slots, self._seen))
+        kept = slots[:start][np.isin(slots[:start], np.fromiter(held, dtype=np.int64, count=len(held)))]
+        for s in kept.tolist() + slots[start:].tolist():
+            block, known = held.get(s), made.get(s)
+            if known is None or (block is not None and known[0] is not block and known[0] != block):
                 whole = block if block is not None else read(s)
                 made[s] = (whole, block_digest(whole, counter))
-        self._made = made
-        return [made[s][1] for s in slots]
+        if slots.shape[0]:
+            self._seen = max(self._seen, int(slots[-1]) + 1)
+        return [made[s][1] for s in slots.tolist()]
 
     def forget(self, slots: Iterable[int]) -> None:
         """Drop what is kept of the blocks at ``slots`` (deleted: nothing of theirs may stay)."""
         for s in slots:
             self._made.pop(s, None)
+
+    def rebuilt(self, total: int) -> None:
+        """The store was rebuilt from its record with ``total`` slots (a group rolled back, say)."""
+        self._made = {s: m for s, m in self._made.items() if s < total}
+        self._seen = 0

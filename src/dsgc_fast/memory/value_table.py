@@ -44,8 +44,9 @@ never a source of another table, and a digest of its text gives its lines back.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -106,21 +107,32 @@ class ValueTable:
     entries: tuple[Entry, ...]
 
 
-def candidates(lines: Sequence[Sequence[str]], sources: Iterable[int], max_chars: int | None = None) -> list[Entry]:
-    """C(S) of the blocks ``sources`` (C_short with ``max_chars``): newest first, deduplicated."""
+def candidates(lines: Sequence[Sequence[str]], sources: Iterable[int], max_chars: int | None = None) -> Iterator[Entry]:
+    """C(S) of the blocks ``sources`` (C_short with ``max_chars``): newest first, deduplicated.
+
+    The entries come one at a time, so a table that fills up early reads only the newest
+    blocks' lines.
+    """
     seen: set[str] = set()
-    out = []
     for source in sorted(sources, reverse=True):
         for line in lines[source]:
             if line not in seen and (max_chars is None or len(line) <= max_chars):
                 seen.add(line)
-                out.append((source, line))
-    return out
+                yield source, line
 
 
-def short_first(entries: Sequence[Entry]) -> list[Entry]:
-    """The entries of at most ``FIRST_CHARS`` characters, then the others, each part in order."""
-    return [e for e in entries if len(e[1]) <= FIRST_CHARS] + [e for e in entries if len(e[1]) > FIRST_CHARS]
+def short_first(entries: Iterable[Entry]) -> Iterator[Entry]:
+    """The entries of at most ``FIRST_CHARS`` characters, then the others, each part in order.
+
+    The short entries come as they are read; the long ones only once ``entries`` is exhausted.
+    """
+    longer = []
+    for entry in entries:
+        if len(entry[1]) <= FIRST_CHARS:
+            yield entry
+        else:
+            longer.append(entry)
+    yield from longer
 
 
 def render(entries: Sequence[Entry], ids: Sequence[str]) -> str:
@@ -135,7 +147,7 @@ def render(entries: Sequence[Entry], ids: Sequence[str]) -> str:
 
 
 def fill(
-    entries: Sequence[Entry], ids: Sequence[str], room: int, cost: Callable[[str], int], count: Callable[[str], int]
+    entries: Iterable[Entry], ids: Sequence[str], room: int, cost: Callable[[str], int], count: Callable[[str], int]
 ) -> ValueTable | None:
     """``fill(C, room)``: the table of the longest prefix of ``entries`` that costs at most ``room``, or None.
 
@@ -143,33 +155,33 @@ def fill(
     prefix is searched among those whose lines' summed tokens (each line and each ``<id>:``
     line with one token for its line break, plus the header's) are at most ``2 * room`` (a
     joined text costs about the sum of its lines), by a binary search on the rendered text's
-    cost.
+    cost; ``entries`` are read only as far as that bound.
     """
-    if not entries or room <= 0:
+    if room <= 0:
         return None
-    estimate, sources, hi = int(cost(HEADER)), set(), 0
+    estimate, sources, taken = int(cost(HEADER)), set(), []
     for source, line in entries:
         estimate += int(count(line)) + 1 + (int(count(f"{ids[source]}:")) + 1 if source not in sources else 0)
         if estimate > 2 * room:
             break
         sources.add(source)
-        hi += 1
-    lo = 0
+        taken.append((source, line))
+    lo, hi = 0, len(taken)
     while lo < hi:  # the largest prefix length whose table fits
         mid = (lo + hi + 1) // 2
-        if cost(render(entries[:mid], ids)) <= room:
+        if cost(render(taken[:mid], ids)) <= room:
             lo = mid
         else:
             hi = mid - 1
     if lo == 0:
         return None
-    text = render(entries[:lo], ids)
-    return ValueTable(text, int(cost(text)), tuple(entries[:lo]))
+    text = render(taken[:lo], ids)
+    return ValueTable(text, int(cost(text)), tuple(taken[:lo]))
 
 
 def reserve(
-    lines: Sequence[Sequence[str]], ids: Sequence[str], costs: np.ndarray, roots: np.ndarray, budget: int,
-    cost: Callable[[str], int], count: Callable[[str], int],
+    lines: Sequence[Sequence[str]], ids: Sequence[str], count: Callable[[str], int], costs: np.ndarray,
+    roots: np.ndarray, budget: int, cost: Callable[[str], int],
 ) -> int:  # fmt: skip
     """cost(T_0), the reserve: ``fill(C_short(not R), min(s r, E))`` (module docstring), 0 without one."""
     others = np.ones(costs.shape[0], dtype=np.bool_)
@@ -193,8 +205,8 @@ def reserved(run: Callable[[int], Retention], inner: int, budget: int) -> Retent
 
 
 def final(
-    lines: Sequence[Sequence[str]], ids: Sequence[str], evicted: np.ndarray, room: int, cost: Callable[[str], int],
-    count: Callable[[str], int],
+    lines: Sequence[Sequence[str]], ids: Sequence[str], count: Callable[[str], int], evicted: np.ndarray, room: int,
+    cost: Callable[[str], int],
 ) -> ValueTable | None:  # fmt: skip
     """T = ``fill(short_first(C(evicted)), room)`` (module docstring); ``evicted`` a mask over the blocks."""
     return fill(short_first(candidates(lines, np.flatnonzero(evicted).tolist())), ids, room, cost, count)
@@ -230,21 +242,60 @@ def table_block(
     return ValueTableBlock(Block(id=block_id, text=table.text, cost=table.cost, seq=seq, meta=meta), entries)
 
 
+class LineCounts:
+    """``counter``'s token count of each line asked, remembered by text: the lines a table reads
+    recur every compaction.  ``clear`` forgets them (a deleted block's lines may be among them)."""
+
+    def __init__(self, counter: Callable[[str], int]) -> None:
+        self._counter = counter
+        self._known: dict[str, int] = {}
+
+    def __call__(self, line: str) -> int:
+        known = self._known.get(line)
+        if known is None:
+            known = self._known[line] = int(self._counter(line))
+        return known
+
+    def clear(self) -> None:
+        self._known.clear()
+
+
 class BlockValueLines:
-    """The value lines of a store's blocks by slot, each computed once, the first time a compaction
-    asks (from the block then held: its whole, since a block is cut or digested only after);
-    ``of`` forgets the slots it is not asked about (deleted blocks)."""
+    """The value lines of a store's blocks by slot, each computed once, at the first compaction that
+    sees the block (from the block then held: its whole, since a block is cut or digested only
+    after), and their token counts (``count``).
 
-    def __init__(self) -> None:
-        self._lines: dict[int, tuple[str, ...]] = {}
+    A compaction looks at the slots added since the previous one only; ``forget`` drops deleted
+    blocks' lines, ``rebuilt`` those of slots a rolled-back group added, and has the next
+    compaction look at every slot again (a deletion rolled back brings its block back).
+    """
 
-    def of(self, slots: Sequence[int], blocks: Mapping[int, Block]) -> list[tuple[str, ...]]:
-        """The value lines of ``blocks[s]`` for each slot ``s`` in ``slots``."""
-        known = self._lines
-        self._lines = {s: known[s] if s in known else value_lines(blocks[s]) for s in slots}
-        return [self._lines[s] for s in slots]
+    def __init__(self, counter: Callable[[str], int]) -> None:
+        self._lines: list[tuple[str, ...] | None] = []  # by slot; None: not computed (or forgotten)
+        self._seen = 0  # every slot below it asked since is computed or deleted
+        self.count = LineCounts(counter)
+
+    def of(self, slots: np.ndarray, blocks: Mapping[int, Block]) -> Sequence[tuple[str, ...]]:
+        """The value lines of ``blocks[s]`` for each slot ``s`` in ``slots`` (ascending)."""
+        lines = self._lines
+        end = int(slots[-1]) + 1 if slots.shape[0] else 0
+        lines.extend([None] * (end - len(lines)))
+        for s in slots[int(np.searchsorted(slots, self._seen)) :].tolist():
+            if lines[s] is None:
+                lines[s] = value_lines(blocks[s])
+        self._seen = max(self._seen, end)
+        if slots.shape[0] == len(lines):  # every slot (none deleted): the list itself, each entry computed
+            return cast("list[tuple[str, ...]]", lines)
+        return [cast("tuple[str, ...]", lines[s]) for s in slots.tolist()]
 
     def forget(self, slots: Iterable[int]) -> None:
         """Drop the lines of the blocks at ``slots`` (deleted: nothing of theirs may stay)."""
         for s in slots:
-            self._lines.pop(s, None)
+            if s < len(self._lines):
+                self._lines[s] = None
+        self.count.clear()
+
+    def rebuilt(self, total: int) -> None:
+        """The store was rebuilt from its record with ``total`` slots (a group rolled back, say)."""
+        del self._lines[total:]
+        self._seen = 0
