@@ -143,6 +143,30 @@ def test_the_store_sends_the_table_select_sends_and_a_deletion_drops_it():
     assert all(not str(m.get("content")).startswith(HEADER) for m in to_messages(store))
 
 
+def test_a_rolled_back_group_leaves_no_lines_for_the_slot_it_used():
+    """A block added and compacted in a group that rolls back is forgotten: the block that takes its slot next
+    has its own values (the store's value lines and digests are kept by slot)."""
+
+    def listing(order: str) -> list[dict]:
+        rows = [{"sku": f"SKU-{k:04d}", "note": "in stock at the north warehouse"} for k in range(60)]
+        result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": order, "items": rows})}
+        return [call(1, "find_order", {"customer": "Ada Lovelace"}), result]
+
+    start, end = history()[:2], [{"role": "assistant", "content": "Found it."}, {"role": "user", "content": "Cancel."}]
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer=None)
+    add_messages(store, copy.deepcopy(start))
+    with pytest.raises(RuntimeError), store.atomic():
+        add_messages(store, listing("ORD-11111") + copy.deepcopy(end))
+        assert "ORD-11111" in compact_messages(store, 60).value_table.block.text
+        raise RuntimeError("roll back")
+    messages = start + listing("ORD-22222") + end
+    add_messages(store, copy.deepcopy(messages[2:]))
+    report = compact_messages(store, 60)
+    got = select(messages, 60, cache=SelectCache())
+    assert "ORD-22222" in report.value_table.block.text and "ORD-11111" not in report.value_table.block.text
+    assert to_messages(store) == got.messages
+
+
 values = st.from_regex(r"[A-Z]{2,4}-[0-9]{2,6}", fullmatch=True)
 
 
