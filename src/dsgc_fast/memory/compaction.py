@@ -108,7 +108,7 @@ OVER_BUDGET: tuple[str, ...] = ("raise", "roots_only", "truncate")
 ToolResults = Callable[[np.ndarray], Mapping[int, tuple[Mapping[str, Any], str]]]
 
 #: each block's value lines, the blocks' ids and a line's token count (``value_table``)
-ValueLines = tuple[Sequence[Sequence[str]], Sequence[str], Callable[[str], int]]
+ValueLines = tuple[Sequence[Sequence[str]], Sequence[str], value_table.LineCounts]
 
 #: the package's loggers are named ``dsgc.<topic>`` (this one: ``dsgc.compaction``)
 log = logging.getLogger("dsgc.compaction")
