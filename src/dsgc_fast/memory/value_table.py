@@ -277,12 +277,13 @@ class LineCounts:
         self._known: dict[str, int] = {}
 
     def __call__(self, line: str) -> int:
-        known = self._known.get(line)
-        if known is None:
+        try:
+            return self._known[line]
+        except KeyError:
             if len(self._known) >= LINE_COUNTS:
                 self._known.clear()
-            known = self._known[line] = int(self.counter(line))
-        return known
+            self._known[line] = count = int(self.counter(line))
+            return count
 
     def joined(self, lines: Sequence[str]) -> int:
         """The tokens of ``"\\n".join(lines)``: with a counter that splits at word breaks
