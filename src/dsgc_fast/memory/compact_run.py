@@ -22,7 +22,7 @@ built once per block.  An agent turn (``tools/agent_turn.py``, 2 CPUs shared, un
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -238,13 +238,10 @@ def run(
 
 def digests_of(
     core: StoreCore, slots: np.ndarray, held: Mapping[int, Block], blocks: HistoryBlocks
-) -> list[BlockDigest | None]:
+) -> Sequence[BlockDigest | None]:
     """The digest (or None) of each block at ``slots``: only tool results have one, so only they are looked at."""
-    out: list[BlockDigest | None] = [None] * slots.shape[0]
-    positions = core.columns.chat.tool_results(slots)
-    for k, digest in zip(positions.tolist(), core.digests.of(slots[positions], held, blocks.__getitem__, core.counter)):
-        out[k] = digest
-    return out
+    tools = core.columns.chat.tool_results(slots)
+    return core.digests.of(slots, tools, held, blocks.__getitem__, core.counter)
 
 
 class HistoryBlocks(Mapping[int, Block]):

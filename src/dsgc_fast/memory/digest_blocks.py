@@ -17,7 +17,7 @@ A block sent as its digest (``digested_block``) carries its whole in ``meta["dig
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,37 +109,48 @@ class BlockDigests:
     recalled whole: a block equal to the one digested, as a block read back from the archive
     is, keeps its digest).  An archived block cannot change while archived
     (its row is the block as it was held when it left), so its digest is kept without reading
-    it back.  So a compaction looks at the held blocks and the slots added since the previous
-    one only; ``forget`` drops deleted blocks, ``rebuilt`` the slots a rolled-back group added,
-    and has the next compaction look at every slot again.
+    it back.  So a compaction looks at the held tool results and those added since the
+    previous one only; ``forget`` drops deleted blocks, ``rebuilt`` the slots a rolled-back
+    group added, and has the next compaction look at every tool result again.
     """
 
     def __init__(self) -> None:
         self._made: dict[int, tuple[Block, BlockDigest | None]] = {}
-        self._seen = 0  # every slot below it asked since has its digest, or is held or deleted
+        self._by_slot: list[BlockDigest | None] = []  # the digest of each slot (None: none, or not a tool result)
+        self._seen = 0  # every tool result below it asked since has its digest, or is held or deleted
 
     def of(
-        self, slots: np.ndarray, held: Mapping[int, Block], read: Callable[[int], Block], counter: TokenCounter
-    ) -> list[BlockDigest | None]:
-        """The digest (or None) of the block at each slot in ``slots`` (ascending): ``held[s]``, or ``read(s)``
-        for one not held."""
-        made, start = self._made, int(np.searchsorted(slots, self._seen))
-        kept = slots[:start][np.isin(slots[:start], np.fromiter(held, dtype=np.int64, count=len(held)))]
-        for s in kept.tolist() + slots[start:].tolist():
+        self, slots: np.ndarray, tools: np.ndarray, held: Mapping[int, Block], read: Callable[[int], Block],
+        counter: TokenCounter,
+    ) -> Sequence[BlockDigest | None]:  # fmt: skip
+        """The digest (or None) of the block at each slot in ``slots`` (ascending), of which only the tool results
+        (``slots[tools]``) may have one: of ``held[s]``, or of ``read(s)`` for one not held."""
+        made, by_slot = self._made, self._by_slot
+        asked = slots[tools]
+        start = int(np.searchsorted(asked, self._seen))
+        kept = asked[:start][np.isin(asked[:start], np.fromiter(held, dtype=np.int64, count=len(held)))]
+        end = int(slots[-1]) + 1 if slots.shape[0] else 0
+        by_slot.extend([None] * (end - len(by_slot)))
+        for s in kept.tolist() + asked[start:].tolist():
             block, known = held.get(s), made.get(s)
             if known is None or (block is not None and known[0] is not block and known[0] != block):
                 whole = block if block is not None else read(s)
                 made[s] = (whole, block_digest(whole, counter))
-        if slots.shape[0]:
-            self._seen = max(self._seen, int(slots[-1]) + 1)
-        return [made[s][1] for s in slots.tolist()]
+                by_slot[s] = made[s][1]
+        self._seen = max(self._seen, end)
+        if slots.shape[0] == len(by_slot):  # every slot (none deleted): the list itself
+            return by_slot
+        return [by_slot[s] for s in slots.tolist()]
 
     def forget(self, slots: Iterable[int]) -> None:
         """Drop what is kept of the blocks at ``slots`` (deleted: nothing of theirs may stay)."""
         for s in slots:
             self._made.pop(s, None)
+            if s < len(self._by_slot):
+                self._by_slot[s] = None
 
     def rebuilt(self, total: int) -> None:
         """The store was rebuilt from its record with ``total`` slots (a group rolled back, say)."""
         self._made = {s: m for s, m in self._made.items() if s < total}
+        del self._by_slot[total:]
         self._seen = 0
