@@ -14,9 +14,10 @@ Cost: O(blocks not deleted + their links) per compaction, vectorized (one gather
 per array) beside ``retain`` itself.  Archived blocks are read from the archive only when needed
 (``HistoryBlocks``): those the decision keeps, tool results among the roots a cut reads, and
 those an explanation shows; their digests are kept by slot (``BlockDigests``), so a digest is
-built once per block.  An agent turn (``tools/agent_turn.py``, 2 CPUs shared, under load) took
-6 / 11 / 26 ms at about 250 / 1,270 / 10,250 archived blocks, against 1.8-2.0 ms before
-(docs/performance.md, "The agent turn").
+built once per block, and value lines and digests are looked at for new and held slots only.
+An agent turn with the value table (``tools/agent_turn.py``, 2 CPUs shared) takes 4.8 / 6.4 /
+13.3 ms at about 290 / 1,340 / 10,330 archived blocks, against 1.8-2.0 ms before the
+whole-history decision (docs/performance.md, "The agent turn").
 """
 
 from __future__ import annotations
