@@ -21,6 +21,8 @@ from dsgc_fast.memory.value_table import (
     HEADER,
     RESERVE_CHARS,
     VALUE_TABLE_KIND,
+    LineCounts,
+    PrefixTokens,
     candidates,
     fill,
     render,
@@ -73,9 +75,9 @@ def test_value_lines_of_calls_name_the_function_and_other_blocks_have_none():
 
 def test_candidates_newest_first_deduplicated_and_short():
     lines = [("a -> 1", "b -> 2"), (), ("a -> 1", "c -> " + "x" * 50)]
-    assert candidates(lines, [0, 2]) == [(2, "a -> 1"), (2, "c -> " + "x" * 50), (0, "b -> 2")]
-    assert candidates(lines, [0, 2], RESERVE_CHARS) == [(2, "a -> 1"), (0, "b -> 2")]
-    assert short_first([(2, "c -> " + "x" * 70), (0, "b -> 2")]) == [(0, "b -> 2"), (2, "c -> " + "x" * 70)]
+    assert list(candidates(lines, [0, 2])) == [(2, "a -> 1"), (2, "c -> " + "x" * 50), (0, "b -> 2")]
+    assert list(candidates(lines, [0, 2], RESERVE_CHARS)) == [(2, "a -> 1"), (0, "b -> 2")]
+    assert list(short_first([(2, "c -> " + "x" * 70), (0, "b -> 2")])) == [(0, "b -> 2"), (2, "c -> " + "x" * 70)]
 
 
 def test_render_groups_by_source():
@@ -88,7 +90,7 @@ def test_fill_takes_the_longest_prefix_that_fits():
     entries = [(k, f"key{k} -> V{k}-{k * 7}") for k in range(30)]
     cost = table_cost(COUNTER)
     for room in (0, 10, 25, 60, 200, 10_000):
-        table = fill(entries, ids, room, cost, COUNTER)
+        table = fill(entries, ids, room, cost, LineCounts(COUNTER))
         if table is None:
             assert room <= 0 or cost(render(entries[:1], ids)) > room
             continue
@@ -98,8 +100,35 @@ def test_fill_takes_the_longest_prefix_that_fits():
         assert k == len(entries) or cost(render(entries[: k + 1], ids)) > room
 
 
+#: characters at and around the line breaks a counter may split at: letters, digits, marks, spaces, breaks, punctuation
+_EDGES = list("aZ09 :.,-_>$[]{}'\"/\t\r\n") + ["\u00df", "\u0663", "\u0301", "\u00a0", "\u3000", "\u2028", "\u0085"]
+table_lines = st.lists(st.one_of(st.text(st.sampled_from(_EDGES), max_size=8), st.text(max_size=6)), max_size=10)
+
+
+@given(table_lines, st.sampled_from(["o200k_base", "cl100k_base", "approx", "whitespace"]))
+def test_lines_joined_count_as_their_text(lines, name):
+    counter = token_counter(name)
+    assert LineCounts(counter).joined(lines) == counter("\n".join(lines))
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.text(st.sampled_from(_EDGES), min_size=1, max_size=8)), max_size=12))
+def test_a_prefix_counts_as_its_table(entries):
+    ids = ["m0", "call_1", "x'", "9"]
+    for name in ("o200k_base", "cl100k_base"):
+        counter = token_counter(name)
+        tokens = PrefixTokens(entries, ids, LineCounts(counter))
+        assert [tokens(m) for m in range(len(entries) + 1)] == [
+            counter(render(entries[:m], ids)) for m in range(len(entries) + 1)
+        ]
+        adjacent = sorted(entries, key=lambda e: -e[0])  # each source's entries together, as candidates gives them
+        tokens = PrefixTokens(adjacent, ids, LineCounts(counter))
+        assert [tokens(m) for m in range(len(adjacent) + 1)] == [
+            counter(render(adjacent[:m], ids)) for m in range(len(adjacent) + 1)
+        ]
+
+
 def test_a_table_is_never_digested_nor_tabled_again():
-    table = fill([(0, "order_id -> ORD-1")], ["m0"], 100, table_cost(COUNTER), COUNTER)
+    table = fill([(0, "order_id -> ORD-1")], ["m0"], 100, table_cost(COUNTER), LineCounts(COUNTER))
     made = table_block(table, ["m0"], 9, {"value-table"})
     assert made is not None and made.block.id == "value-table'" and made.block.meta["kind"] == VALUE_TABLE_KIND
     assert made.entries == (("m0", "order_id -> ORD-1"),)
@@ -162,6 +191,30 @@ def test_a_recalled_block_leaves_the_table_and_what_stays_is_costed_as_sent():
     compact_messages(store, 70)
     store.recall(store.archived_ids())  # everything sent whole: no table
     assert not any(str(m.get("content")).startswith(HEADER) for m in to_messages(store))
+
+
+def test_a_rolled_back_group_leaves_no_lines_for_the_slot_it_used():
+    """A block added and compacted in a group that rolls back is forgotten: the block that takes its slot next
+    has its own values (the store's value lines and digests are kept by slot)."""
+
+    def listing(order: str) -> list[dict]:
+        rows = [{"sku": f"SKU-{k:04d}", "note": "in stock at the north warehouse"} for k in range(60)]
+        result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"order_id": order, "items": rows})}
+        return [call(1, "find_order", {"customer": "Ada Lovelace"}), result]
+
+    start, end = history()[:2], [{"role": "assistant", "content": "Found it."}, {"role": "user", "content": "Cancel."}]
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer=None)
+    add_messages(store, copy.deepcopy(start))
+    with pytest.raises(RuntimeError), store.atomic():
+        add_messages(store, listing("ORD-11111") + copy.deepcopy(end))
+        assert "ORD-11111" in compact_messages(store, 60).value_table.block.text
+        raise RuntimeError("roll back")
+    messages = start + listing("ORD-22222") + end
+    add_messages(store, copy.deepcopy(messages[2:]))
+    report = compact_messages(store, 60)
+    got = select(messages, 60, cache=SelectCache())
+    assert "ORD-22222" in report.value_table.block.text and "ORD-11111" not in report.value_table.block.text
+    assert to_messages(store) == got.messages
 
 
 values = st.from_regex(r"[A-Z]{2,4}-[0-9]{2,6}", fullmatch=True)

@@ -301,19 +301,24 @@ class Archive:
     def archive_blocks(self, reasons: dict[int, str], compaction: int) -> None:
         """Move the active blocks with these ``seq`` keys into the archive (one transaction).
 
-        Rows are copied by ``INSERT ... SELECT`` and only then deleted from ``active``.
+        Rows are copied by one ``INSERT ... SELECT`` (the seqs and reasons passed as one JSON
+        object) and only then deleted from ``active``.
         """
         if not reasons:
             return
+        payload = json.dumps({str(int(seq)): reason for seq, reason in reasons.items()})
         with self.transaction():
-            moved = self._conn.executemany(
+            moved = self._conn.execute(
                 f"INSERT INTO archive ({BLOCK_COLUMNS}, compaction, reason) "
-                f"SELECT {BLOCK_COLUMNS}, ?, ? FROM active WHERE seq = ?",
-                [(compaction, reason, seq) for seq, reason in reasons.items()],
+                f"SELECT {_prefixed('a')}, ?, j.value FROM json_each(?) AS j JOIN active AS a "
+                "ON a.seq = CAST(j.key AS INTEGER)",
+                (compaction, payload),
             ).rowcount
             if moved != len(reasons):
                 raise DsgcRuntimeError(f"archive: {len(reasons) - moved} of the blocks to evict are not active")
-            self._conn.executemany("DELETE FROM active WHERE seq = ?", [(seq,) for seq in reasons])
+            self._conn.execute(
+                "DELETE FROM active WHERE seq IN (SELECT CAST(key AS INTEGER) FROM json_each(?))", (payload,)
+            )
 
     def restore_blocks(self, seqs: Iterable[int]) -> list[Block]:
         """Move archived blocks back to ``active`` (one transaction); return them by seq.

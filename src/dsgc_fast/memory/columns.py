@@ -173,8 +173,19 @@ class BlockColumns:
         return np.flatnonzero(~(self.active.view() | self.deleted.view()))
 
     def names_of(self, slots: np.ndarray) -> list[str]:
-        """The ids of ``slots``."""
+        """The ids of ``slots`` (a copy of ``ids`` when they are every slot, ascending)."""
+        if slots.shape[0] == self.total:
+            return list(self.ids)
         return list(map(self.ids.__getitem__, slots.tolist()))
+
+    def rows_of(self, slots: np.ndarray) -> np.ndarray:
+        """The embedding rows of ``slots`` (ascending; a read-only view when they are every slot, else a copy)."""
+        rows = self.embeddings()
+        if slots.shape[0] == rows.shape[0]:
+            view = rows[:]
+            view.flags.writeable = False
+            return view
+        return rows[slots]
 
     def state(self, slot: int) -> str:
         """``"active"``, ``"archived"`` or ``"deleted"``."""

@@ -14,15 +14,16 @@ Cost: O(blocks not deleted + their links) per compaction, vectorized (one gather
 per array) beside ``retain`` itself.  Archived blocks are read from the archive only when needed
 (``HistoryBlocks``): those the decision keeps, tool results among the roots a cut reads, and
 those an explanation shows; their digests are kept by slot (``BlockDigests``), so a digest is
-built once per block.  An agent turn (``tools/agent_turn.py``, 2 CPUs shared, under load) took
-6 / 11 / 26 ms at about 250 / 1,270 / 10,250 archived blocks, against 1.8-2.0 ms before
-(docs/performance.md, "The agent turn").
+built once per block, and value lines and digests are looked at for new and held slots only.
+An agent turn with the value table (``tools/agent_turn.py``, 2 CPUs shared) takes 4.8 / 6.4 /
+13.3 ms at about 290 / 1,340 / 10,330 archived blocks, against 1.8-2.0 ms before the
+whole-history decision (docs/performance.md, "The agent turn").
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -160,7 +161,7 @@ def run(
     columns, archive, p = core.columns, core.archive, options.params
     graph = columns.active_graph(slots, ~columns.deleted.view())
     index = columns.active_index(slots)
-    embs = columns.emb.view()[slots] if columns.emb is not None else np.empty((0, query_emb.shape[-1]))
+    embs = columns.rows_of(slots) if columns.emb is not None else np.empty((0, query_emb.shape[-1]))
     held = dict(columns.blocks)  # this compaction's own view: later adds and cuts replace, never edit
     blocks = HistoryBlocks(held, slots, core.read_archived)
     for name in ("digests", "values"):
@@ -169,7 +170,7 @@ def run(
     digesting = options.digests and p.policy == "agent"
     digest_of = digests_of(core, slots, held, blocks) if digesting else None
     ids = columns.names_of(slots)
-    values = (core.value_lines.of(slots.tolist(), blocks), ids) if digesting and options.values else None
+    values = (core.value_lines.of(slots, blocks), ids, core.value_lines.count) if digesting and options.values else None
     try:
         outcome = decide(
             query_emb, embs, columns.cost.view()[slots], budget, params=p, graph=graph, index=index, roots=roots,
@@ -238,15 +239,10 @@ def run(
 
 def digests_of(
     core: StoreCore, slots: np.ndarray, held: Mapping[int, Block], blocks: HistoryBlocks
-) -> list[BlockDigest | None]:
+) -> Sequence[BlockDigest | None]:
     """The digest (or None) of each block at ``slots``: only tool results have one, so only they are looked at."""
-    out: list[BlockDigest | None] = [None] * slots.shape[0]
-    positions = core.columns.chat.tool_results(slots)
-    for k, digest in zip(
-        positions.tolist(), core.digests.of(slots[positions].tolist(), held, blocks.__getitem__, core.counter)
-    ):
-        out[k] = digest
-    return out
+    tools = core.columns.chat.tool_results(slots)
+    return core.digests.of(slots, tools, held, blocks.__getitem__, core.counter)
 
 
 class HistoryBlocks(Mapping[int, Block]):

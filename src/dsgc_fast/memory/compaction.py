@@ -107,8 +107,8 @@ OVER_BUDGET: tuple[str, ...] = ("raise", "roots_only", "truncate")
 #: ``(message, text)`` of each tool result among the given root indices
 ToolResults = Callable[[np.ndarray], Mapping[int, tuple[Mapping[str, Any], str]]]
 
-#: each block's value lines and the blocks' ids (``value_table``)
-ValueLines = tuple[Sequence[Sequence[str]], Sequence[str]]
+#: each block's value lines, the blocks' ids and a line's token count (``value_table``)
+ValueLines = tuple[Sequence[Sequence[str]], Sequence[str], value_table.LineCounts]
 
 #: the package's loggers are named ``dsgc.<topic>`` (this one: ``dsgc.compaction``)
 log = logging.getLogger("dsgc.compaction")
@@ -223,8 +223,9 @@ def decide(
     ``ages`` the agent policy's working ages (None: none), ``tool_results`` gives the
     message and text of the tool results among some roots (needed by ``"truncate"``),
     ``digests`` each block's digest or None (None: no digests; read by the agent policy
-    only, module docstring), ``values`` each block's value lines and the blocks' ids (None:
-    no value table; the agent policy only).  Without roots and referent links the engine's unpinned path
+    only, module docstring), ``values`` each block's value lines, the blocks' ids and the count of a
+    line's tokens (``counter``'s, remembered: ``value_table.LineCounts``; None: no value table;
+    the agent policy only).  Without roots and referent links the engine's unpinned path
     decides.  Raises ``ReferentEvictionError`` under ``"raise"`` as ``retain`` does.
     """
     check_over_budget(on_over_budget)
@@ -240,7 +241,7 @@ def decide(
     outcome: Outcome | None = None
     inner = budget
     if values is not None and params.policy == "agent":
-        inner -= value_table.reserve(*values, costs, roots, budget, cost_fn, counter)
+        inner -= value_table.reserve(*values, costs, roots, budget, cost_fn)
     try:
         outcome = Outcome(
             value_table.reserved(lambda b: retain_built(query_emb, embs, costs, b, **common, **pinning), inner, budget),
@@ -327,7 +328,7 @@ def with_digests(
     n = costs.shape[0]
     if len(digests) != n:
         raise DsgcValueError(f"digests has {len(digests)} entries, expected {n} (one per block)")
-    if all(d is None for d in digests):
+    if digests.count(None) == n:
         return decided
     item, needs = _items(index, n)
     groups = int(item.max()) + 1
@@ -364,7 +365,7 @@ def with_value_table(decided: Outcome, values: ValueLines, budget: int, counter:
     result = decided.result
     table = None
     if result.binding_table is None:
-        table = value_table.final(*values, ~result.mask, budget - int(result.used), table_cost(counter), counter)
+        table = value_table.final(*values, ~result.mask, budget - int(result.used), table_cost(counter))
     used = int(result.used) + (table.cost if table is not None else 0)
     changed = dataclasses.replace(result, used=used, budget=budget)
     return dataclasses.replace(decided, result=changed, value_table=table)

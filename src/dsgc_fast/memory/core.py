@@ -56,7 +56,7 @@ class StoreCore:
         self.lock = lock
         self.recent_rows: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
         self.digests = BlockDigests()
-        self.value_lines = BlockValueLines()
+        self.value_lines = BlockValueLines(counter)
         #: the value table the last compaction sent (``value_table``), sent with the active blocks
         self.value_table: ValueTableBlock | None = None
         self.columns = BlockColumns(width)
@@ -105,7 +105,8 @@ class StoreCore:
         """(Re)build the columns from every block in the database.
 
         Raises ``ValueError`` naming the database if a row is malformed or the rows do not
-        form a store (seq gaps, duplicate ids, unknown dependencies, mixed dimensions).
+        form a store (seq gaps, duplicate ids, unknown dependencies, mixed dimensions).  The
+        digests and value lines kept by slot learn of it (``rebuilt``).
         """
 
         columns = self.columns = BlockColumns(self.width)
@@ -119,6 +120,8 @@ class StoreCore:
                 columns.append(block, block.embedding, active=table == "active", deleted=table == "deleted")
         except (ValueError, sqlite3.DatabaseError) as exc:
             raise DsgcValueError(f"archive {self.archive.origin!r} is corrupt: {exc}") from None
+        self.digests.rebuilt(columns.total)
+        self.value_lines.rebuilt(columns.total)
 
     # -- embeddings -------------------------------------------------------------------
     def encode(self, texts: list[str], name: str) -> np.ndarray:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .block import Block, copied_json
 from .digest import is_digest, render_digest, value_words
 from .token_counts import TokenCounter, block_tokens
@@ -107,28 +109,48 @@ class BlockDigests:
     recalled whole: a block equal to the one digested, as a block read back from the archive
     is, keeps its digest).  An archived block cannot change while archived
     (its row is the block as it was held when it left), so its digest is kept without reading
-    it back; ``of`` forgets the slots it is not asked about (a deleted block's among them).
+    it back.  So a compaction looks at the held tool results and those added since the
+    previous one only; ``forget`` drops deleted blocks, ``rebuilt`` the slots a rolled-back
+    group added, and has the next compaction look at every tool result again.
     """
 
     def __init__(self) -> None:
         self._made: dict[int, tuple[Block, BlockDigest | None]] = {}
+        self._by_slot: list[BlockDigest | None] = []  # the digest of each slot (None: none, or not a tool result)
+        self._seen = 0  # every tool result below it asked since has its digest, or is held or deleted
 
     def of(
-        self, slots: Sequence[int], held: Mapping[int, Block], read: Callable[[int], Block], counter: TokenCounter
-    ) -> list[BlockDigest | None]:
-        """The digest (or None) of the block at each slot in ``slots``: ``held[s]``, or ``read(s)`` for one not held."""
-        made = {}
-        for s in slots:
-            block, known = held.get(s), self._made.get(s)
-            if known is not None and (block is None or known[0] is block or known[0] == block):
-                made[s] = known
-            else:
+        self, slots: np.ndarray, tools: np.ndarray, held: Mapping[int, Block], read: Callable[[int], Block],
+        counter: TokenCounter,
+    ) -> Sequence[BlockDigest | None]:  # fmt: skip
+        """The digest (or None) of the block at each slot in ``slots`` (ascending), of which only the tool results
+        (``slots[tools]``) may have one: of ``held[s]``, or of ``read(s)`` for one not held."""
+        made, by_slot = self._made, self._by_slot
+        asked = slots[tools]
+        start = int(np.searchsorted(asked, self._seen))
+        kept = asked[:start][np.isin(asked[:start], np.fromiter(held, dtype=np.int64, count=len(held)))]
+        end = int(slots[-1]) + 1 if slots.shape[0] else 0
+        by_slot.extend([None] * (end - len(by_slot)))
+        for s in kept.tolist() + asked[start:].tolist():
+            block, known = held.get(s), made.get(s)
+            if known is None or (block is not None and known[0] is not block and known[0] != block):
                 whole = block if block is not None else read(s)
                 made[s] = (whole, block_digest(whole, counter))
-        self._made = made
-        return [made[s][1] for s in slots]
+                by_slot[s] = made[s][1]
+        self._seen = max(self._seen, end)
+        if slots.shape[0] == len(by_slot):  # every slot (none deleted): the list itself
+            return by_slot
+        return [by_slot[s] for s in slots.tolist()]
 
     def forget(self, slots: Iterable[int]) -> None:
         """Drop what is kept of the blocks at ``slots`` (deleted: nothing of theirs may stay)."""
         for s in slots:
             self._made.pop(s, None)
+            if s < len(self._by_slot):
+                self._by_slot[s] = None
+
+    def rebuilt(self, total: int) -> None:
+        """The store was rebuilt from its record with ``total`` slots (a group rolled back, say)."""
+        self._made = {s: m for s, m in self._made.items() if s < total}
+        del self._by_slot[total:]
+        self._seen = 0

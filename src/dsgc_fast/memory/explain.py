@@ -27,6 +27,7 @@ full path is walked when it is read.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -342,7 +343,7 @@ def build_report(
     decisions = _Decisions(facts)
     return CompactionReport(
         kept=list(map(ids.__getitem__, result.retained.tolist())),
-        evicted=list(map(ids.__getitem__, result.evicted.tolist())),
+        evicted=list(itertools.compress(ids, (~result.mask).tolist())),  # ``result.evicted``, in one C loop
         decisions=decisions,
         policy=result.policy,
         budget=result.budget,

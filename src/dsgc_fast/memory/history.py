@@ -60,8 +60,8 @@ from .records import Planner, SessionError, chat_messages
 from .schema import DEFAULT_WIDTH
 from .store import token_counter_of
 from .token_counts import TokenCounter, Tokenizer
+from .value_table import LineCounts, value_lines
 from .value_table import table_block as value_table_block
-from .value_table import value_lines
 
 #: texts whose rows a ``SelectCache`` keeps by default
 DEFAULT_MAX_TEXTS = 100_000
@@ -343,12 +343,13 @@ def select(
         if not state.n:
             embs = np.empty((0, query_emb.shape[-1]))
         blocks = history.blocks()
+        lines = (history.value_lines(state.n), history.columns.ids[: state.n], history.line_counts) if tabled else None
         outcome = decide(
             query_emb, embs, history.columns.cost.view()[: state.n], budget, params=p, graph=state.graph, index=state.index,
             roots=roots, counter=counter, ages=state.ages if p.policy == "agent" else None,
             on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(blocks, found),
             digests=history.digests(state.n) if digests and p.policy == "agent" else None,
-            values=(history.value_lines(state.n), history.columns.ids[: state.n]) if tabled else None,
+            values=lines,
         )  # fmt: skip
     return _selection(history, state, blocks, roots, outcome, p, query_text, counter)
 
@@ -470,6 +471,7 @@ class _History:
         self.units = ChatUnits()
         self._digests: list[BlockDigest | None] = []
         self._lines: list[tuple[str, ...]] = []
+        self.line_counts = LineCounts(counter)  # the token counts of its value lines (``value_table``)
         self._state: _State | None = None
 
     def matches(self, records: list[Any]) -> bool:

@@ -116,6 +116,13 @@ class TokenCounter:
     frames_messages : bool
         Whether a chat message costs its framing (``message_tokens``) in ``block_tokens``;
         False only for the paper's ``"whitespace"`` cost, which counts the text alone.
+    splits_lines : bool
+        Whether a text splits at a *word break* (a line break between a line ending with an ASCII
+        letter or digit and a line starting with a printable ASCII character other than a
+        space): ``count(a + "\n" + b) == count(a) + count("\n") + count(b)`` there.  True for the
+        tiktoken encodings of ``ENCODINGS`` (their patterns cut a text into pieces that never
+        span such a break: the letter and number pieces stop at the line break, which is a
+        piece of its own, and BPE encodes each piece apart); False for any other counter.
 
     A counter is safe to share between threads.  Call it (``counter(text)``) or use
     ``count(text)``: both give the same cached count.
@@ -128,6 +135,7 @@ class TokenCounter:
         *,
         cache_size: int = DEFAULT_CACHE_SIZE,
         frames_messages: bool = True,
+        splits_lines: bool = False,
     ) -> None:
         if not is_integer_scalar(cache_size) or int(cache_size) < 0:
             raise DsgcValueError(f"cache_size must be a non-negative integer, got {cache_size!r}")
@@ -138,6 +146,7 @@ class TokenCounter:
         self._count = count
         self.name = name
         self.frames_messages = bool(frames_messages)
+        self.splits_lines = bool(splits_lines)
         self.cache_size = int(cache_size)
         self._cache: collections.OrderedDict[bytes, int] = collections.OrderedDict()
         self._lock = threading.Lock()
@@ -231,7 +240,9 @@ def _named_counter(name: str, cache_size: int) -> TokenCounter:
         return TokenCounter(approx_tokens, name, cache_size=cache_size)
     if name == "whitespace":
         return TokenCounter(whitespace_cost, name, cache_size=cache_size, frames_messages=False)
-    return TokenCounter(lambda text: len(encoding(name).encode_ordinary(text)), name, cache_size=cache_size)
+    return TokenCounter(
+        lambda text: len(encoding(name).encode_ordinary(text)), name, cache_size=cache_size, splits_lines=True
+    )
 
 
 def _object_count(tokenizer: Any) -> tuple[Callable[[str], Any], str]:

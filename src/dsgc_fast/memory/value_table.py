@@ -43,9 +43,13 @@ never a source of another table, and a digest of its text gives its lines back.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+import string
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -54,6 +58,7 @@ from dsgc_ref.contract import ReferentEvictionError
 from ..result import Retention
 from .block import Block
 from .digest import render_digest
+from .token_counts import TokenCounter
 
 #: ``meta["kind"]`` of a value-table block
 VALUE_TABLE_KIND = "value_table"
@@ -106,70 +111,88 @@ class ValueTable:
     entries: tuple[Entry, ...]
 
 
-def candidates(lines: Sequence[Sequence[str]], sources: Iterable[int], max_chars: int | None = None) -> list[Entry]:
-    """C(S) of the blocks ``sources`` (C_short with ``max_chars``): newest first, deduplicated."""
+def candidates(lines: Sequence[Sequence[str]], sources: Iterable[int], max_chars: int | None = None) -> Iterator[Entry]:
+    """C(S) of the blocks ``sources`` (C_short with ``max_chars``): newest first, deduplicated.
+
+    The entries come one at a time, so a table that fills up early reads only the newest
+    blocks' lines.
+    """
     seen: set[str] = set()
-    out = []
     for source in sorted(sources, reverse=True):
         for line in lines[source]:
             if line not in seen and (max_chars is None or len(line) <= max_chars):
                 seen.add(line)
-                out.append((source, line))
-    return out
+                yield source, line
 
 
-def short_first(entries: Sequence[Entry]) -> list[Entry]:
-    """The entries of at most ``FIRST_CHARS`` characters, then the others, each part in order."""
-    return [e for e in entries if len(e[1]) <= FIRST_CHARS] + [e for e in entries if len(e[1]) > FIRST_CHARS]
+def short_first(entries: Iterable[Entry]) -> Iterator[Entry]:
+    """The entries of at most ``FIRST_CHARS`` characters, then the others, each part in order.
+
+    The short entries come as they are read; the long ones only once ``entries`` is exhausted.
+    """
+    longer = []
+    for entry in entries:
+        if len(entry[1]) <= FIRST_CHARS:
+            yield entry
+        else:
+            longer.append(entry)
+    yield from longer
 
 
-def render(entries: Sequence[Entry], ids: Sequence[str]) -> str:
-    """The table's text of ``entries``: the header, then each source's ``<id>:`` line and its lines."""
+def rendered_lines(entries: Sequence[Entry], ids: Sequence[str]) -> list[str]:
+    """The lines of the table of ``entries``: the header, then each source's ``<id>:`` line and its lines."""
     groups: dict[int, list[str]] = {}
     for source, line in entries:
         groups.setdefault(source, []).append(line)
     out = [HEADER]
     for source, group in groups.items():
         out += [f"{ids[source]}:", *group]
-    return "\n".join(out)
+    return out
+
+
+def render(entries: Sequence[Entry], ids: Sequence[str]) -> str:
+    """The table's text of ``entries`` (``rendered_lines`` joined by line breaks)."""
+    return "\n".join(rendered_lines(entries, ids))
 
 
 def fill(
-    entries: Sequence[Entry], ids: Sequence[str], room: int, cost: Callable[[str], int], count: Callable[[str], int]
+    entries: Iterable[Entry], ids: Sequence[str], room: int, cost: Callable[[str], int], count: LineCounts
 ) -> ValueTable | None:
     """``fill(C, room)``: the table of the longest prefix of ``entries`` that costs at most ``room``, or None.
 
-    ``cost`` is a table text's cost as a system message, ``count`` a line's tokens.  The
-    prefix is searched among those whose lines' summed tokens (each line and each ``<id>:``
-    line with one token for its line break, plus the header's) are at most ``2 * room`` (a
-    joined text costs about the sum of its lines), by a binary search on the rendered text's
-    cost.
+    ``cost`` is a table text's cost as a system message (its text's tokens plus the same
+    framing for every text), ``count`` a line's tokens.  The prefix is searched among those
+    whose lines' summed tokens (each line and each ``<id>:`` line with one token for its line
+    break, plus the header's) are at most ``2 * room`` (a joined text costs about the sum of
+    its lines), by a binary search on the rendered text's cost (``PrefixTokens``);
+    ``entries`` are read only as far as that bound.
     """
-    if not entries or room <= 0:
+    if room <= 0:
         return None
-    estimate, sources, hi = int(cost(HEADER)), set(), 0
+    estimate, sources, taken = int(cost(HEADER)), set(), []
     for source, line in entries:
-        estimate += int(count(line)) + 1 + (int(count(f"{ids[source]}:")) + 1 if source not in sources else 0)
+        estimate += count(line) + 1 + (count(f"{ids[source]}:") + 1 if source not in sources else 0)
         if estimate > 2 * room:
             break
         sources.add(source)
-        hi += 1
-    lo = 0
+        taken.append((source, line))
+    framing = int(cost(HEADER)) - count(HEADER)
+    tokens = PrefixTokens(taken, ids, count)
+    lo, hi = 0, len(taken)
     while lo < hi:  # the largest prefix length whose table fits
         mid = (lo + hi + 1) // 2
-        if cost(render(entries[:mid], ids)) <= room:
+        if framing + tokens(mid) <= room:
             lo = mid
         else:
             hi = mid - 1
     if lo == 0:
         return None
-    text = render(entries[:lo], ids)
-    return ValueTable(text, int(cost(text)), tuple(entries[:lo]))
+    return ValueTable(render(taken[:lo], ids), framing + tokens(lo), tuple(taken[:lo]))
 
 
 def reserve(
-    lines: Sequence[Sequence[str]], ids: Sequence[str], costs: np.ndarray, roots: np.ndarray, budget: int,
-    cost: Callable[[str], int], count: Callable[[str], int],
+    lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts, costs: np.ndarray,
+    roots: np.ndarray, budget: int, cost: Callable[[str], int],
 ) -> int:  # fmt: skip
     """cost(T_0), the reserve: ``fill(C_short(not R), min(s r, E))`` (module docstring), 0 without one."""
     others = np.ones(costs.shape[0], dtype=np.bool_)
@@ -193,8 +216,8 @@ def reserved(run: Callable[[int], Retention], inner: int, budget: int) -> Retent
 
 
 def final(
-    lines: Sequence[Sequence[str]], ids: Sequence[str], evicted: np.ndarray, room: int, cost: Callable[[str], int],
-    count: Callable[[str], int],
+    lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts, evicted: np.ndarray, room: int,
+    cost: Callable[[str], int],
 ) -> ValueTable | None:  # fmt: skip
     """T = ``fill(short_first(C(evicted)), room)`` (module docstring); ``evicted`` a mask over the blocks."""
     return fill(short_first(candidates(lines, np.flatnonzero(evicted).tolist())), ids, room, cost, count)
@@ -246,21 +269,123 @@ def without_sources(table: ValueTableBlock, gone: Container[str], cost: Callable
     return ValueTableBlock(block, entries)
 
 
+#: what a line ends with, and the next starts with, at a word break (``TokenCounter.splits_lines``)
+_WORD_END = frozenset(string.ascii_letters + string.digits)
+_LINE_START = frozenset(chr(c) for c in range(0x21, 0x7F))
+#: the most texts a ``LineCounts`` remembers (it starts over beyond)
+LINE_COUNTS = 1 << 16
+
+
+def word_breaks(lines: Sequence[str]) -> list[int]:
+    """The k in 1..len(lines)-1 whose line break (between ``lines[k - 1]`` and ``lines[k]``) is a word break."""
+    return [
+        k for k in range(1, len(lines)) if lines[k - 1][-1:] in _WORD_END and lines[k][:1] in _LINE_START
+    ]  # fmt: skip
+
+
+class LineCounts:
+    """``counter``'s token count of each line asked, remembered by text (the lines a table reads
+    recur every compaction), and of lines joined by line breaks (``joined``).  ``clear`` forgets
+    them (a deleted block's lines may be among them)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._known: dict[str, int] = {}
+
+    def __call__(self, line: str) -> int:
+        try:
+            return self._known[line]
+        except KeyError:
+            if len(self._known) >= LINE_COUNTS:
+                self._known.clear()
+            self._known[line] = count = int(self.counter(line))
+            return count
+
+    def joined(self, lines: Sequence[str]) -> int:
+        """The tokens of ``"\\n".join(lines)``: with a counter that splits at word breaks
+        (``TokenCounter.splits_lines``), the sum of the counts of the runs of lines between
+        them plus one line break's count per break, else the counter's count of the text."""
+        if not self.counter.splits_lines:
+            return int(self.counter("\n".join(lines)))
+        bounds = [0, *word_breaks(lines), len(lines)]
+        runs = sum(self("\n".join(lines[a:b])) for a, b in itertools.pairwise(bounds))
+        return runs + (len(bounds) - 2) * self("\n")
+
+    def clear(self) -> None:
+        self._known.clear()
+
+
+class PrefixTokens:
+    """``m -> count(render(taken[:m], ids))``, the tokens of a prefix's table text.
+
+    With a counter that splits at word breaks and sources whose entries are adjacent in
+    ``taken`` (as ``candidates`` gives them), the text of a prefix is the first lines of the
+    whole table's: the counts of the runs of lines between its word breaks are summed once,
+    and a prefix costs a search and the count of the run it ends in.  Otherwise each prefix
+    is rendered and counted (``LineCounts.joined``).
+    """
+
+    def __init__(self, taken: Sequence[Entry], ids: Sequence[str], count: LineCounts) -> None:
+        self._taken, self._ids, self._count = taken, ids, count
+        sources = [source for source, _ in taken]
+        changes = sum(1 for a, b in itertools.pairwise(sources) if a != b)
+        self._adjacent = count.counter.splits_lines and (not taken or changes + 1 == len(set(sources)))
+        if self._adjacent:
+            self._lines = rendered_lines(taken, ids)
+            self._ends = [1]  # the lines of the table of each prefix
+            for k, source in enumerate(sources):
+                self._ends.append(self._ends[-1] + 1 + (k == 0 or source != sources[k - 1]))
+            self._breaks = word_breaks(self._lines)
+            bounds = [0, *self._breaks]
+            self._before = [0]  # tokens of the runs before each break, with their line breaks
+            for a, b in itertools.pairwise(bounds):
+                self._before.append(self._before[-1] + count("\n".join(self._lines[a:b])) + count("\n"))
+
+    def __call__(self, m: int) -> int:
+        if not self._adjacent:
+            return self._count.joined(rendered_lines(self._taken[:m], self._ids))
+        end = self._ends[m]
+        j = bisect.bisect_left(self._breaks, end)  # the breaks inside the prefix's lines
+        start = self._breaks[j - 1] if j else 0
+        return self._before[j] + self._count("\n".join(self._lines[start:end]))
+
+
 class BlockValueLines:
-    """The value lines of a store's blocks by slot, each computed once, the first time a compaction
-    asks (from the block then held: its whole, since a block is cut or digested only after);
-    ``of`` forgets the slots it is not asked about (deleted blocks)."""
+    """The value lines of a store's blocks by slot, each computed once, at the first compaction that
+    sees the block (from the block then held: its whole, since a block is cut or digested only
+    after), and their token counts (``count``).
 
-    def __init__(self) -> None:
-        self._lines: dict[int, tuple[str, ...]] = {}
+    A compaction looks at the slots added since the previous one only; ``forget`` drops deleted
+    blocks' lines, ``rebuilt`` those of slots a rolled-back group added, and has the next
+    compaction look at every slot again (a deletion rolled back brings its block back).
+    """
 
-    def of(self, slots: Sequence[int], blocks: Mapping[int, Block]) -> list[tuple[str, ...]]:
-        """The value lines of ``blocks[s]`` for each slot ``s`` in ``slots``."""
-        known = self._lines
-        self._lines = {s: known[s] if s in known else value_lines(blocks[s]) for s in slots}
-        return [self._lines[s] for s in slots]
+    def __init__(self, counter: TokenCounter) -> None:
+        self._lines: list[tuple[str, ...] | None] = []  # by slot; None: not computed (or forgotten)
+        self._seen = 0  # every slot below it asked since is computed or deleted
+        self.count = LineCounts(counter)
+
+    def of(self, slots: np.ndarray, blocks: Mapping[int, Block]) -> Sequence[tuple[str, ...]]:
+        """The value lines of ``blocks[s]`` for each slot ``s`` in ``slots`` (ascending)."""
+        lines = self._lines
+        end = int(slots[-1]) + 1 if slots.shape[0] else 0
+        lines.extend([None] * (end - len(lines)))
+        for s in slots[int(np.searchsorted(slots, self._seen)) :].tolist():
+            if lines[s] is None:
+                lines[s] = value_lines(blocks[s])
+        self._seen = max(self._seen, end)
+        if slots.shape[0] == len(lines):  # every slot (none deleted): the list itself, each entry computed
+            return cast("list[tuple[str, ...]]", lines)
+        return [cast("tuple[str, ...]", lines[s]) for s in slots.tolist()]
 
     def forget(self, slots: Iterable[int]) -> None:
         """Drop the lines of the blocks at ``slots`` (deleted: nothing of theirs may stay)."""
         for s in slots:
-            self._lines.pop(s, None)
+            if s < len(self._lines):
+                self._lines[s] = None
+        self.count.clear()
+
+    def rebuilt(self, total: int) -> None:
+        """The store was rebuilt from its record with ``total`` slots (a group rolled back, say)."""
+        del self._lines[total:]
+        self._seen = 0
