@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sqlite3
 
 import pytest
 from hypothesis import given
@@ -215,6 +216,61 @@ def test_a_rolled_back_group_leaves_no_lines_for_the_slot_it_used():
     got = select(messages, 60, cache=SelectCache())
     assert "ORD-22222" in report.value_table.block.text and "ORD-11111" not in report.value_table.block.text
     assert to_messages(store) == got.messages
+
+
+def test_a_rolled_back_compaction_takes_its_value_table_with_it():
+    """After a group that compacted rolls back, the store sends what it sent before the group: no table
+    holding values of blocks the rollback removed."""
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer=None)
+    add_messages(store, copy.deepcopy(history()))
+    before = compact_messages(store, 60).value_table
+    sent = to_messages(store)
+    with pytest.raises(RuntimeError), store.atomic():
+        add_messages(store, [call(2, "find_order", {"customer": "Ada"}), {"role": "tool", "tool_call_id": "c2",
+                     "content": json.dumps({"order_id": "ORD-55555", "rows": list(range(80))})},
+                     {"role": "user", "content": "And the other one?"}])  # fmt: skip
+        assert "ORD-55555" in compact_messages(store, 60).value_table.block.text
+        raise RuntimeError("roll back")
+    assert before is not None and to_messages(store) == sent
+    assert "ORD-55555" not in json.dumps(to_messages(store))
+
+
+def test_a_reopened_store_sends_the_table_it_sent_and_a_deletion_erases_it(tmp_path):
+    path = tmp_path / "store.db"
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer=None, archive=path)
+    add_messages(store, copy.deepcopy(history()))
+    assert "ORD-77341" in compact_messages(store, 60).value_table.block.text
+    sent, used = to_messages(store), store.used
+    store.close()
+    again = MemoryStore(encoder=LexicalEncoder(), tokenizer=None, archive=path)
+    assert to_messages(again) == sent and again.used == used
+    again.save(tmp_path / "copy.db")
+    loaded = MemoryStore.load(tmp_path / "copy.db", encoder=LexicalEncoder(), tokenizer=None)
+    assert to_messages(loaded) == sent
+    source = next(a.block.id for a in again.archived() if "ORD-77341" in a.block.text)
+    again.delete(source)
+    assert "ORD-77341" not in json.dumps(to_messages(again))
+    again.close()
+    assert b"ORD-77341" not in path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    ["not json", "[]", '{"id": "value-table"}', '{"id": 1, "text": "t", "cost": 1, "seq": 0, "entries": []}',
+     '{"id": "v", "text": "t", "cost": -1, "seq": 0, "entries": []}',
+     '{"id": "v", "text": "t", "cost": 1, "seq": 0, "entries": [["m1"]]}'],
+)  # fmt: skip
+def test_a_damaged_recorded_table_is_a_clear_error_naming_the_file(tmp_path, recorded):
+    path = tmp_path / "store.db"
+    store = MemoryStore(encoder=LexicalEncoder(), tokenizer=None, archive=path)
+    add_messages(store, copy.deepcopy(history()))
+    compact_messages(store, 60)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE settings SET value = ? WHERE key = 'value_table'", (recorded,))
+    conn.close()
+    with pytest.raises(ValueError, match=r"corrupt: the stored value table"):
+        MemoryStore(encoder=LexicalEncoder(), tokenizer=None, archive=path)
 
 
 values = st.from_regex(r"[A-Z]{2,4}-[0-9]{2,6}", fullmatch=True)

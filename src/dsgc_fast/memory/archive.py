@@ -244,6 +244,9 @@ class Archive:
     def set_setting(self, key: str, value: str) -> None:
         self._conn.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
 
+    def drop_setting(self, key: str) -> None:
+        self._conn.execute("DELETE FROM settings WHERE key = ?", (key,))
+
     def settle_width(self, asked: np.dtype | None) -> np.dtype:
         """Fix ``width`` from the settings, recording ``asked`` (default ``DEFAULT_WIDTH``) in a new archive.
 

@@ -225,8 +225,9 @@ def run(
         archive.archive_blocks(evicted, number)
         if table is not None:
             archive.insert_active([(table.block, None)])
+        core.write_value_table(value_table)
     report.compaction = number
-    core.value_table = value_table  # sent with the active blocks until the next compaction
+    core.value_table = value_table  # sent with the active blocks until the next compaction (recorded above)
     columns.mark_active(restored)
     for block in cut.values():
         columns.replace(block)

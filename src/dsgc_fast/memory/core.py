@@ -24,8 +24,9 @@ from .archive import Archive
 from .block import Block, check_flag, check_stored, checked_block, is_induced
 from .columns import BlockColumns, check_vectors, encoded, in_width
 from .digest_blocks import BlockDigests
+from .schema import VALUE_TABLE_KEY
 from .token_counts import TokenCounter
-from .value_table import BlockValueLines, ValueTableBlock
+from .value_table import BlockValueLines, ValueTableBlock, from_stored, stored
 
 #: how many recently encoded texts a store remembers the rows of (``StoreCore.encode``)
 RECENT_TEXTS = 256
@@ -106,7 +107,8 @@ class StoreCore:
 
         Raises ``ValueError`` naming the database if a row is malformed or the rows do not
         form a store (seq gaps, duplicate ids, unknown dependencies, mixed dimensions).  The
-        digests and value lines kept by slot learn of it (``rebuilt``).
+        digests and value lines kept by slot learn of it (``rebuilt``), and the value table is the
+        one the database holds (``VALUE_TABLE_KEY``: that of the last compaction committed).
         """
 
         columns = self.columns = BlockColumns(self.width)
@@ -118,10 +120,20 @@ class StoreCore:
                 if block.embedding is None:
                     raise DsgcValueError(f"block {block.id!r} has no embedding")
                 columns.append(block, block.embedding, active=table == "active", deleted=table == "deleted")
+            text = self.archive.setting(VALUE_TABLE_KEY)
+            self.value_table = None if text is None else from_stored(text)
         except (ValueError, sqlite3.DatabaseError) as exc:
             raise DsgcValueError(f"archive {self.archive.origin!r} is corrupt: {exc}") from None
         self.digests.rebuilt(columns.total)
         self.value_lines.rebuilt(columns.total)
+
+    def write_value_table(self, table: ValueTableBlock | None) -> None:
+        """Record ``table`` (None: no table) in the database, in the caller's transaction; ``value_table`` is
+        set by the caller once it commits."""
+        if table is None:
+            self.archive.drop_setting(VALUE_TABLE_KEY)
+        else:
+            self.archive.set_setting(VALUE_TABLE_KEY, stored(table))
 
     # -- embeddings -------------------------------------------------------------------
     def encode(self, texts: list[str], name: str) -> np.ndarray:

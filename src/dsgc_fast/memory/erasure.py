@@ -52,11 +52,12 @@ def delete(core: StoreCore, slots: list[int], operation: str) -> list[str]:
     with core.archive.transaction():
         restored = core.archive.restore_blocks(missing) if missing else []
         core.archive.delete_blocks(slots, operation)
+        core.write_value_table(None)  # it may hold values of the deleted blocks
     columns.mark_active(restored)
     columns.erase(slots, binders)
     core.digests.forget(slots)
     core.value_lines.forget(slots)
-    core.value_table = None  # it may hold values of the deleted blocks
+    core.value_table = None
     core.recent_rows.clear()  # a memo keyed by text: no deleted text stays in it
     forget_texts()  # nor in the process-wide memos of words and values (``_text_caches``)
     if columns.induced.blocks:  # induction forgets deleted blocks: read the others again

@@ -51,7 +51,10 @@ def recall(core: StoreCore, slots: Iterable[int]) -> list[Block]:
             back[slot] = whole.detached(back[slot].embedding if slot in back else columns.embeddings()[slot].copy())
     if core.value_table is not None:  # what comes back is sent whole: its values leave the table
         gone = set(columns.names_of(np.asarray(sorted(back), dtype=np.int64)))
-        core.value_table = without_sources(core.value_table, gone, table_cost(core.counter))
+        table = without_sources(core.value_table, gone, table_cost(core.counter))
+        if table is not core.value_table:
+            core.write_value_table(table)
+            core.value_table = table
     return [back[slot] for slot in sorted(back)]
 
 

@@ -12,6 +12,7 @@ This module owns what a store database is made of, and nothing that moves rows
 * ``schema_version`` and ``check_schema``: a database is a store only if its schema objects
   are exactly those ``MIGRATIONS`` makes for the version it records (one of
   ``READABLE_VERSIONS``); no trigger, view, index or table of anyone else's comes along;
+* ``VALUE_TABLE_KEY``, the setting that holds the value table sent with the active blocks;
 * the embedding widths a store's rows may have (``WIDTH_KEY``, ``EMBEDDING_DTYPES``,
   ``DEFAULT_WIDTH``, ``LEGACY_WIDTH``) and ``BLOCK_COLUMNS``, the columns of a block's row in
   the order of ``Block.to_row``.
@@ -39,6 +40,9 @@ EMBEDDING_DTYPES = ("float16", "float32", "float64")
 #: the width of a new archive unless another is asked for (an encoder's rows hold no more)
 DEFAULT_WIDTH = np.dtype(np.float32)
 
+#: the setting that holds the value table the last compaction sent (``value_table.stored``; none without one),
+#: so a store opened again, loaded, or rolled back sends what it sent then
+VALUE_TABLE_KEY = "value_table"
 #: the columns of a block's row in ``active``, ``archive`` and ``deleted``, in ``Block.to_row`` order
 BLOCK_COLUMNS = "seq, id, text, cost, embedding, depends_on, binds, uses, pinned, meta"
 _BLOCK_SCHEMA = """

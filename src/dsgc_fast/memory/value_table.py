@@ -53,7 +53,7 @@ from typing import cast
 
 import numpy as np
 
-from dsgc_ref.contract import ReferentEvictionError
+from dsgc_ref.contract import DsgcValueError, ReferentEvictionError, is_integer_scalar
 
 from ..result import Retention
 from .block import Block
@@ -237,6 +237,36 @@ class ValueTableBlock:
             "cost": self.block.cost,
             "entries": [list(e) for e in self.entries],
         }
+
+
+def stored(table: ValueTableBlock) -> str:
+    """The JSON text a store's archive keeps of ``table`` (``schema.VALUE_TABLE_KEY``; read by ``from_stored``)."""
+    block = table.block
+    fields = {"id": block.id, "text": block.text, "cost": block.cost, "seq": block.seq}
+    return json.dumps({**fields, "entries": [list(e) for e in table.entries]})
+
+
+def from_stored(text: str) -> ValueTableBlock:
+    """The table ``stored`` wrote as ``text``; ``ValueError`` saying what is wrong with anything else."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or set(data) != {"id", "text", "cost", "seq", "entries"}:
+        raise DsgcValueError("the stored value table is not an object with id, text, cost, seq and entries")
+    if not isinstance(data["id"], str) or not isinstance(data["text"], str):
+        raise DsgcValueError("the stored value table's id and text must be strings")
+    if not all(is_integer_scalar(data[k]) and data[k] >= 0 for k in ("cost", "seq")):
+        raise DsgcValueError("the stored value table's cost and seq must be non-negative integers")
+    entries = data["entries"]
+    if not isinstance(entries, list) or not all(
+        isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in entries
+    ):
+        raise DsgcValueError("the stored value table's entries must be [source id, line] pairs of strings")
+    pairs = tuple((source, line) for source, line in entries)
+    meta = {"kind": VALUE_TABLE_KIND, "entries": [list(e) for e in pairs]}
+    block = Block(id=data["id"], text=data["text"], cost=int(data["cost"]), seq=int(data["seq"]), meta=meta)
+    return ValueTableBlock(block, pairs)
 
 
 def table_block(
