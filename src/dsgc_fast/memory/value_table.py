@@ -230,6 +230,12 @@ class ValueTableBlock:
     block: Block
     entries: tuple[tuple[str, str], ...]
 
+    @classmethod
+    def of(cls, block_id: str, text: str, cost: int, seq: int, entries: tuple[tuple[str, str], ...]) -> ValueTableBlock:
+        """The table block with these fields, its entries also in ``meta["entries"]``."""
+        meta = {"kind": VALUE_TABLE_KIND, "entries": [list(e) for e in entries]}
+        return cls(Block(id=block_id, text=text, cost=cost, seq=seq, meta=meta), entries)
+
     def to_dict(self) -> dict[str, object]:
         return {
             "id": self.block.id,
@@ -241,9 +247,7 @@ class ValueTableBlock:
 
 def stored(table: ValueTableBlock) -> str:
     """The JSON text a store's archive keeps of ``table`` (``schema.VALUE_TABLE_KEY``; read by ``from_stored``)."""
-    block = table.block
-    fields = {"id": block.id, "text": block.text, "cost": block.cost, "seq": block.seq}
-    return json.dumps({**fields, "entries": [list(e) for e in table.entries]})
+    return json.dumps({**table.to_dict(), "seq": table.block.seq})
 
 
 def from_stored(text: str) -> ValueTableBlock:
@@ -264,9 +268,7 @@ def from_stored(text: str) -> ValueTableBlock:
     ):
         raise DsgcValueError("the stored value table's entries must be [source id, line] pairs of strings")
     pairs = tuple((source, line) for source, line in entries)
-    meta = {"kind": VALUE_TABLE_KIND, "entries": [list(e) for e in pairs]}
-    block = Block(id=data["id"], text=data["text"], cost=int(data["cost"]), seq=int(data["seq"]), meta=meta)
-    return ValueTableBlock(block, pairs)
+    return ValueTableBlock.of(data["id"], data["text"], int(data["cost"]), int(data["seq"]), pairs)
 
 
 def table_block(
@@ -279,8 +281,7 @@ def table_block(
     while block_id in taken:
         block_id += "'"
     entries = tuple((ids[source], line) for source, line in table.entries)
-    meta = {"kind": VALUE_TABLE_KIND, "entries": [list(e) for e in entries]}
-    return ValueTableBlock(Block(id=block_id, text=table.text, cost=table.cost, seq=seq, meta=meta), entries)
+    return ValueTableBlock.of(block_id, table.text, table.cost, seq, entries)
 
 
 def without_sources(table: ValueTableBlock, gone: Container[str], cost: Callable[[str], int]) -> ValueTableBlock | None:
@@ -294,9 +295,7 @@ def without_sources(table: ValueTableBlock, gone: Container[str], cost: Callable
     sources = list(dict.fromkeys(source for source, _ in entries))
     number = {source: k for k, source in enumerate(sources)}
     text = render([(number[source], line) for source, line in entries], sources)
-    meta = {**table.block.meta, "entries": [list(e) for e in entries]}
-    block = Block(id=table.block.id, text=text, cost=int(cost(text)), seq=table.block.seq, meta=meta)
-    return ValueTableBlock(block, entries)
+    return ValueTableBlock.of(table.block.id, text, int(cost(text)), table.block.seq, entries)
 
 
 #: what a line ends with, and the next starts with, at a word break (``TokenCounter.splits_lines``)
