@@ -63,6 +63,56 @@ def test_ambiguous_description_proposes_nothing():
     assert uses[2] == []
 
 
+ANCHOR = "Account 8841-C disputes a charge. Keep an eye on that account today."
+
+
+def test_a_description_next_to_one_key_anchors_it_for_later_ambiguous_ones():
+    """ "that account" said beside exactly one account fixes its meaning: a later "that account"
+    that recent mentions leave ambiguous resolves to it, beyond the window too."""
+    others = ["Account 7730-B was opened.", "Account 5502-A was closed."]
+    assert induce_referents([ANCHOR, *others, "Did that account clear KYC?"])[1][3] == ["8841-C"]
+    plain = ["Account 8841-C disputes a charge.", *others, "Did that account clear KYC?"]
+    assert induce_referents(plain)[1][3] == []  # no anchor: ambiguous, nothing proposed
+    far = [ANCHOR] + ["Lunch notes."] * 5 + ["Did that account clear KYC?"]
+    assert induce_referents(far, window=5)[1][-1] == ["8841-C"]
+
+
+def test_the_window_s_one_candidate_and_the_newest_anchor_come_first():
+    recent = [ANCHOR, "Lunch notes.", "Account 7730-B was opened.", "Did that account clear KYC?"]
+    assert induce_referents(recent, window=2)[1][-1] == ["7730-B"]  # one candidate in the window
+    newer = [
+        ANCHOR,
+        "Account 7730-B is new; watch this account too.",
+        "Account 5502-A was closed.",
+        "Is that account ok?",
+    ]
+    assert induce_referents(newer)[1][-1] == ["7730-B"]
+    two = [
+        "Account 8841-C and account 7730-B: keep an eye on that account.",
+        "Account 5502-A was closed.",
+        "Is that account ok?",
+    ]
+    assert induce_referents(two)[1][-1] == []  # two accounts beside it: no anchor
+
+
+def test_a_store_links_an_anchored_description_to_the_block_that_anchored_it():
+    from dsgc_fast.induction import IncrementalInducer
+
+    chat = [
+        {"role": "user", "content": ANCHOR},
+        {"role": "assistant", "content": "Noted: account 8841-C is flagged."},
+        {"role": "user", "content": "Account 7730-B was opened."},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "Account 5502-A was closed."},
+        {"role": "user", "content": "Did that account clear KYC?"},
+    ]
+    inducer = IncrementalInducer(pin_referents=False)
+    for message in chat:
+        inducer.add(message["content"], message=message)
+    assert [5, 0] in inducer.edges.tolist()
+    assert [5, 1] not in inducer.edges.tolist()
+
+
 def test_identifiers_of_the_same_shape_make_a_description_ambiguous():
     texts = ["I opened refund ticket RF-1968.", "Ticketing created RF-2841 for it.", "Attach the logs to that ticket."]
     assert induce_referents(texts)[1][2] == []

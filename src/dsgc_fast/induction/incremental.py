@@ -19,8 +19,8 @@ look only backwards in time:
   block's ``binds``/``uses`` for the pinning API.  With ``pin_referents=False`` (the store's
   induction) no binds or uses: a definite description the tracker resolves ("that order"
   -> the order id 12446) becomes an edge to the newest earlier block mentioning the
-  value, support rather than a pin, when that block lies before the newest earlier user
-  message.  A description reaches back: a value the newest exchange (the previous user
+  value (for an anchored description, to the block that anchored it), support rather than
+  a pin, when that block lies before the newest earlier user message.  A description reaches back: a value the newest exchange (the previous user
   message and what followed it) names is what recency keeps, and there an edge would only
   reorder that exchange (on the BFCL development splits, 199 of the 210 queries whose
   descriptions resolve name only values of the newest exchange).
@@ -167,14 +167,16 @@ class IncrementalInducer:
         """``uses[i]`` for every block so far (equals ``induce_referents``)."""
         return [list(u) for u in self._uses]
 
-    def _description_edges(self, j: int, described: set[str]) -> list[tuple[Pair, str]]:
-        """``((j, newest block mentioning the value), key)`` per resolved description, when that
-        block lies before the newest user message (module docstring)."""
+    def _description_edges(self, j: int, described: dict[str, int | None]) -> list[tuple[Pair, str]]:
+        """``((j, target), key)`` per resolved description, the target the block that anchored it or
+        else the newest block mentioning the value, when it lies before the newest user message
+        (module docstring)."""
         horizon = self._last_user
+        targets = {key: self._newest.get(key) if anchor is None else anchor for key, anchor in described.items()}
         return [
-            ((j, self._newest[key]), key)
-            for key in sorted(described)
-            if key in self._newest and (horizon is None or self._newest[key] < horizon)
+            ((j, target), key)
+            for key, target in sorted(targets.items())
+            if target is not None and (horizon is None or target < horizon)
         ]
 
     def _introduce(self, j: int, keys: set[str], rests: dict[Pair, set[str]], retracted: set[Pair]) -> None:

@@ -38,8 +38,14 @@ the batch form and ``IncrementalInducer`` agree exactly):
   even where it appeared as "created RF-2841"; JSON values form no shapes).  For a key's
   stem with no candidate in the window, the candidates are the keys carrying it in the
   newest block that mentions one (a key's stem resolves beyond the window).  Exactly one
-  candidate, and no such key in the block itself, resolves the description; anything
-  else proposes nothing.
+  candidate, and no such key in the block itself, resolves the description.
+* **Anchored descriptions.**  A description in a block that mentions exactly one key with
+  its noun as head noun *anchors* the description to that key ("account 8841-C ... keep an
+  eye on that account": the speaker has said which account "that account" is).  A later
+  description of the same noun that the window leaves unresolved (no candidate, or several)
+  resolves to the key of the newest anchor of that noun, and names that anchoring block (not
+  the newest block mentioning the key) as where the description was given its meaning.
+  Anything else proposes nothing.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ import re
 import sys
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from itertools import islice
 from typing import Any
 
@@ -161,6 +167,7 @@ class ReferentTracker:
         self._shape_pos: dict[str, list[int]] = defaultdict(list)
         self._shape_key: dict[str, list[str]] = defaultdict(list)
         self._position = 0
+        self._anchors: dict[str, tuple[str, int]] = {}  # noun -> (key, block) of its newest anchored description
 
     def observe(
         self, text: str, occurrences: Iterable[tuple[str, str, int, int]] | None = None
@@ -178,25 +185,27 @@ class ReferentTracker:
 
     def observe_mentions(
         self, prose: Sequence[Prose], mentions: Sequence[Mention]
-    ) -> tuple[dict[str, str] | None, list[str], set[str]]:
+    ) -> tuple[dict[str, str] | None, list[str], dict[str, int | None]]:
         """``(binds, uses, described)`` of the next block from its prose pieces and mentions
-        (in document order); ``described``: the keys its definite descriptions resolve to."""
+        (in document order); ``described``: the keys its definite descriptions resolve to,
+        each with the position of the block whose description anchored it (None: resolved
+        in the window)."""
         p = self._position
         self._position += 1
         binds: dict[str, str] = {}
         bound_here: set[str] = set()
         used: set[str] = set()
-        described: set[str] = set()
+        described: dict[str, int | None] = {}
         mentioned: dict[str, None] = {}  # keys in order of first mention
         shaped: dict[str, None] = {}  # the keys of prose mentions (the ones with a shape)
-        local_nouns: set[str] = set()
+        local_nouns: dict[str, dict[str, None]] = {}  # noun -> the keys carrying it here
         for m in mentions:
             key = m.key
             # a JSON value (no prose piece) has its key's stem as head noun
             head = m.noun if m.piece is None else _head_noun(m.piece.text, m.surface, m.start)
             noun = sys.intern(head.lower()) if head else None  # one string per noun, however many keys carry it
             if noun is not None:
-                local_nouns.add(noun)
+                local_nouns.setdefault(noun, {})[key] = None
                 nouns = self._nouns_of.get(key, ())
                 if noun not in nouns:
                     self._nouns_of[key] = (*nouns, noun)
@@ -223,21 +232,26 @@ class ReferentTracker:
                 else:
                     used.add(key)
         local_shapes = {shape(k) for k in shaped}
-        resolved: dict[str, str | None] = {}  # noun -> its description's referent in this block
+        resolved: dict[str, tuple[str, int | None] | None] = {}  # noun -> its description's referent here
+        anchored: dict[str, str] = {}  # noun -> the one key here carrying it, for a description of it
         for piece in prose:
             if not piece.descriptions:
                 continue
             for match in _DESCRIPTION_RE.finditer(piece.text):
-                noun = self._description_noun(match)
+                noun = self._description_noun(match, local_nouns)
                 if noun is None:
                     continue
                 if noun not in resolved:
                     local = noun in local_nouns or not local_shapes.isdisjoint(self._shapes_of.get(noun, ()))
-                    resolved[noun] = None if local else self._resolve(noun, p)
-                referent = resolved[noun]
-                if referent is not None and referent not in bound_here:
-                    used.add(referent)
-                    described.add(referent)
+                    if len(local_nouns.get(noun, ())) == 1:
+                        anchored[noun] = next(iter(local_nouns[noun]))
+                    resolved[noun] = None if local else self._resolve_anchored(noun, p)
+                found = resolved[noun]
+                if found is not None and found[0] not in bound_here:
+                    used.add(found[0])
+                    described.setdefault(found[0], found[1])
+        for noun, key in anchored.items():
+            self._anchors[noun] = (key, p)
         stems: dict[str, set[str]] = defaultdict(set)
         for key in mentioned:
             for noun in self._nouns_of.get(key, ()):
@@ -253,8 +267,9 @@ class ReferentTracker:
         uses = sorted(self._name[k] for k in used)
         return (binds or None), uses, described
 
-    def _description_noun(self, m: re.Match[str]) -> str | None:
-        """The noun a description match names (module rules), or None.
+    def _description_noun(self, m: re.Match[str], local: Container[str]) -> str | None:
+        """The noun a description match names (module rules), or None; ``local``: the head
+        nouns of the block's own keys, known nouns as those of earlier blocks are.
 
         Any noun after ``that``/``this``/``said`` or ``the same`` (the next word); a key's
         stem also after ``the``/``my``/``our``/``your`` and modifiers, as any of the next
@@ -263,12 +278,20 @@ class ReferentTracker:
         determiner, modifiers = m.group(1).lower(), m.group(2).lower().split()
         words = [m.group(3).lower(), *m.group(4).lower().split()]
         plain = (determiner in _STRONG and not modifiers) or (determiner == "the" and modifiers == ["same"])
-        if plain and words[0] in self._noun_pos:
+        if plain and (words[0] in self._noun_pos or words[0] in local):
             return words[0]
         for k, word in enumerate(words[:3]):
             if word in self._stems and (k + 1 == len(words) or words[k + 1] in FUNCTION_WORDS):
                 return word
         return None
+
+    def _resolve_anchored(self, noun: str, position: int) -> tuple[str, int | None] | None:
+        """The referent of "that <noun>": the window's one candidate (with None), else the key of
+        the noun's newest anchor with the anchoring block's position (module rules), else None."""
+        key = self._resolve(noun, position)
+        if key is not None:
+            return key, None
+        return self._anchors.get(noun)
 
     def _resolve(self, noun: str, position: int) -> str | None:
         """The one candidate key for "that <noun>" (module rule), else None."""
