@@ -13,7 +13,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsgc_fast.memory.digest import MAX_CHARS, MAX_ITEMS, MAX_PATH_SEGMENTS, is_digest, render_digest, value_words
+from dsgc_fast._text_caches import forget_texts
+from dsgc_fast.memory.digest import (
+    MAX_CHARS,
+    MAX_ITEMS,
+    MAX_PATH_SEGMENTS,
+    digest_lines,
+    is_digest,
+    render_digest,
+    value_words,
+)
 
 ARROW = " -> "
 
@@ -266,6 +275,20 @@ def test_a_digest_of_a_digest_is_itself(text, items, chars):
     assert render_digest(once, 99, max_items=1, max_chars=1) == once  # whatever it is asked
 
 
+@given(_TEXTS, st.integers(1, 5), st.integers(1, 200), st.integers(1, 4), st.booleans())
+def test_digest_lines_are_the_digest_after_its_marker(text, items, chars, lines, forget):
+    """``digest_lines`` is the body of ``render_digest`` whatever the marker's fields, remembered
+    or not (after ``forget_texts`` it is rendered again, the same), and a digest's own body."""
+    limits = {"max_items": items, "max_chars": chars, "max_lines": lines}
+    first = digest_lines(text, **limits)
+    if forget:
+        forget_texts()
+    for block_id, tool, tokens in ((1, None, None), ("b 2", "lookup", 99)):
+        digest = render_digest(text, block_id, tool=tool, tokens=tokens, **limits)
+        assert digest_lines(text, **limits) == first == tuple(digest.split("\n")[1:])
+        assert digest_lines(digest, **limits) == first
+
+
 # ---------------------------------------------------------------- hostile inputs
 
 
@@ -308,6 +331,10 @@ def test_any_text_gives_a_digest(text):
 def test_bad_arguments_raise_clear_errors():
     with pytest.raises(TypeError, match="content"):
         render_digest(b"{}", 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="content"):
+        digest_lines(b"{}")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_items"):
+        digest_lines("{}", max_items=0)
     with pytest.raises(TypeError, match="block_id"):
         render_digest("{}", True)
     with pytest.raises(TypeError, match="block_id"):

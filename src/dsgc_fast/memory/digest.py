@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -85,6 +85,8 @@ MAX_LINES = 50
 MAX_KEY_CHARS = 64
 #: segments of a path written (the deepest ones)
 MAX_PATH_SEGMENTS = 8
+#: contents whose digest body ``digest_lines`` remembers (the most recent ones)
+BODY_MEMO = 16
 
 _ELLIPSIS = "\u2026"
 _ARROW = " -> "
@@ -337,17 +339,38 @@ def render_digest(
         raise DsgcTypeError(f"tool must be a str or None, got {type(tool).__name__}")
     if tokens is not None and (not is_integer_scalar(tokens) or int(tokens) < 0):
         raise DsgcValueError(f"tokens must be a non-negative integer or None, got {tokens!r}")
-    limits = _limit("max_chars", max_chars), _limit("max_items", max_items)
-    lines = _limit("max_lines", max_lines)
+    limits = _limit("max_chars", max_chars), _limit("max_items", max_items), _limit("max_lines", max_lines)
     if is_digest(content):
         return content
-    value = _load(content)
-    body: Iterable[str]
-    if value is not None:
-        body = _json_lines(value, *limits)
-    elif content.strip():
-        body = _text_lines(content, *limits, lines)
-    else:
-        body = ["(empty)"]
     marker = _marker(block_id, tool, None if tokens is None else int(tokens))
-    return "\n".join([marker, *body])
+    return "\n".join([marker, *_memo_body(content, *limits)])
+
+
+def digest_lines(
+    content: str, *, max_chars: int = MAX_CHARS, max_items: int = MAX_ITEMS, max_lines: int = MAX_LINES
+) -> tuple[str, ...]:
+    """The lines of ``render_digest(content, ...)`` after its marker (the same for every block id,
+    tool and token count), with the same checks; for a digest, the lines after its own marker.
+
+    Memoized for the most recent contents: a compaction asks a block's digest and its value
+    lines (``value_table.value_lines``) one after the other, so the body is rendered once.
+    """
+    if not isinstance(content, str):
+        raise DsgcTypeError(f"content must be a str, got {type(content).__name__}")
+    limits = _limit("max_chars", max_chars), _limit("max_items", max_items), _limit("max_lines", max_lines)
+    if is_digest(content):
+        return tuple(content.split("\n")[1:])
+    return _memo_body(content, *limits)
+
+
+def _body(content: str, max_chars: int, max_items: int, max_lines: int) -> tuple[str, ...]:
+    """The value lines of a content that is not a digest (module docstring)."""
+    value = _load(content)
+    if value is not None:
+        return tuple(_json_lines(value, max_chars, max_items))
+    if content.strip():
+        return tuple(_text_lines(content, max_chars, max_items, max_lines))
+    return ("(empty)",)
+
+
+_memo_body = text_memo(lru_cache(maxsize=BODY_MEMO)(_body))

@@ -343,13 +343,12 @@ def select(
         if not state.n:
             embs = np.empty((0, query_emb.shape[-1]))
         blocks = history.blocks()
-        lines = (history.value_lines(state.n), history.columns.ids[: state.n], history.line_counts) if tabled else None
+        made, lines = history.forms(state.n, tabled) if digests and p.policy == "agent" else (None, None)
         outcome = decide(
             query_emb, embs, history.columns.cost.view()[: state.n], budget, params=p, graph=state.graph, index=state.index,
             roots=roots, counter=counter, ages=state.ages if p.policy == "agent" else None,
-            on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(blocks, found),
-            digests=history.digests(state.n) if digests and p.policy == "agent" else None,
-            values=lines,
+            on_over_budget=on_over_budget, tool_results=lambda found: tool_messages(blocks, found), digests=made,
+            values=None if lines is None else (lines, history.columns.ids[: state.n], history.line_counts),
         )  # fmt: skip
     return _selection(history, state, blocks, roots, outcome, p, query_text, counter)
 
@@ -500,19 +499,20 @@ class _History:
         """Every block, oldest first (the columns' own: never change them)."""
         return list(self.columns.blocks.values())
 
-    def digests(self, n: int) -> list[BlockDigest | None]:
-        """The digest of each of the first ``n`` blocks (``digest_blocks.block_digest``), each built once."""
-        blocks = self.columns.blocks
-        for slot in range(len(self._digests), n):
-            self._digests.append(block_digest(blocks[slot], self.counter))
-        return self._digests[:n]
+    def forms(self, n: int, lines: bool) -> tuple[list[BlockDigest | None], list[tuple[str, ...]] | None]:
+        """The digest of each of the first ``n`` blocks (``digest_blocks.block_digest``) and, with
+        ``lines``, their value lines (``value_table.value_lines``), each built once.
 
-    def value_lines(self, n: int) -> list[tuple[str, ...]]:
-        """The value lines of each of the first ``n`` blocks (``value_table.value_lines``), each built once."""
+        A block's digest and lines are built one after the other, so its body is rendered
+        once (``digest.digest_lines`` remembers the most recent ones).
+        """
         blocks = self.columns.blocks
-        for slot in range(len(self._lines), n):
-            self._lines.append(value_lines(blocks[slot]))
-        return self._lines[:n]
+        for slot in range(min(len(self._digests), len(self._lines) if lines else n), n):
+            if slot == len(self._digests):
+                self._digests.append(block_digest(blocks[slot], self.counter))
+            if lines and slot == len(self._lines):
+                self._lines.append(value_lines(blocks[slot]))
+        return self._digests[:n], self._lines[:n] if lines else None
 
     def embeddings(self, rows: CachedEncoder) -> np.ndarray:
         """The (n, d) rows of every block, encoding only blocks added since the last call."""

@@ -7,7 +7,7 @@ message right after the leading system messages (where a binding table goes), ho
 ``<path> -> <value>`` lines, verbatim, grouped by the block they come from.
 
 **Lines.**  The value lines L_i of block i (``value_lines``) are the body lines of its
-digest (``digest.render_digest``: one line per JSON leaf, key path -> value, values never
+digest (``digest.digest_lines``: one line per JSON leaf, key path -> value, values never
 altered, a long text reduced to its value words, a long list to its first items) for a tool
 result, and the same lines of each tool call's arguments, their paths prefixed by the
 function's name (``name.path``), for an assistant message with tool calls; no other block has
@@ -57,7 +57,7 @@ from dsgc_ref.contract import DsgcValueError, ReferentEvictionError, is_integer_
 
 from ..result import Retention
 from .block import Block
-from .digest import render_digest
+from .digest import digest_lines
 from .token_counts import TokenCounter
 
 #: ``meta["kind"]`` of a value-table block
@@ -74,9 +74,8 @@ FIRST_CHARS = 60
 Entry = tuple[int, str]
 
 
-def _body(text: str, block_id: str) -> list[str]:
-    lines = render_digest(text, block_id).split("\n")[1:]
-    return [line for line in lines if not line.startswith("(")]
+def _body(text: str) -> list[str]:
+    return [line for line in digest_lines(text) if not line.startswith("(")]
 
 
 def value_lines(block: Block) -> tuple[str, ...]:
@@ -85,7 +84,7 @@ def value_lines(block: Block) -> tuple[str, ...]:
     if not isinstance(message, dict):
         return ()
     if block.meta.get("role") == "tool":
-        return tuple(_body(block.text, block.id))
+        return tuple(_body(block.text))
     out: list[str] = []
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
@@ -96,9 +95,7 @@ def value_lines(block: Block) -> tuple[str, ...]:
             arguments = json.dumps(arguments)
         if not isinstance(arguments, str) or not isinstance(name, str):
             continue
-        out += [
-            f"{name}{line[1:]}" if line.startswith("$") else f"{name}.{line}" for line in _body(arguments, block.id)
-        ]
+        out += [f"{name}{line[1:]}" if line.startswith("$") else f"{name}.{line}" for line in _body(arguments)]
     return tuple(out)
 
 
