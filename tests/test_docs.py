@@ -125,6 +125,15 @@ def test_select_messages_replaces_trim_messages_by_one_line():
     assert "Account 8841-C" in run(code, "README.md")
 
 
+def test_the_readme_example_sends_the_same_without_its_notes():
+    """The README says the notes are optional there: induction finds the one account."""
+    require("langchain", "langchain")
+    code = langgraph_block()
+    plain = code.replace('additional_kwargs={"dsgc": notes}', "")
+    assert plain != code
+    assert run(plain, "README.md, no notes") == run(code, "README.md")
+
+
 def test_the_cli_table_is_what_the_command_prints(capsys, monkeypatch):
     if not offline_encodings_available():
         pytest.skip("the table is in o200k_base tokens (the tokens extra)")
