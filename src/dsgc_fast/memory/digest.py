@@ -286,6 +286,11 @@ def _lines(n: int) -> str:
     return "1 line" if n == 1 else f"{n} lines"
 
 
+def _limits(max_chars: Any, max_items: Any, max_lines: Any) -> tuple[int, int, int]:
+    """The checked ``(max_chars, max_items, max_lines)`` of a digest call."""
+    return _limit("max_chars", max_chars), _limit("max_items", max_items), _limit("max_lines", max_lines)
+
+
 def _limit(name: str, value: Any) -> int:
     if not is_integer_scalar(value) or int(value) < 1:
         raise DsgcValueError(f"{name} must be a positive integer, got {value!r}")
@@ -339,7 +344,7 @@ def render_digest(
         raise DsgcTypeError(f"tool must be a str or None, got {type(tool).__name__}")
     if tokens is not None and (not is_integer_scalar(tokens) or int(tokens) < 0):
         raise DsgcValueError(f"tokens must be a non-negative integer or None, got {tokens!r}")
-    limits = _limit("max_chars", max_chars), _limit("max_items", max_items), _limit("max_lines", max_lines)
+    limits = _limits(max_chars, max_items, max_lines)
     if is_digest(content):
         return content
     marker = _marker(block_id, tool, None if tokens is None else int(tokens))
@@ -357,7 +362,7 @@ def digest_lines(
     """
     if not isinstance(content, str):
         raise DsgcTypeError(f"content must be a str, got {type(content).__name__}")
-    limits = _limit("max_chars", max_chars), _limit("max_items", max_items), _limit("max_lines", max_lines)
+    limits = _limits(max_chars, max_items, max_lines)
     if is_digest(content):
         return tuple(content.split("\n")[1:])
     return _memo_body(content, *limits)
