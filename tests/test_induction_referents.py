@@ -113,6 +113,38 @@ def test_a_store_links_an_anchored_description_to_the_block_that_anchored_it():
     assert [5, 1] not in inducer.edges.tolist()
 
 
+def test_a_description_of_a_value_the_newest_exchange_names_rests_on_the_block_that_bound_it():
+    """The store's edge for "that account": the newest exchange names the account (a call's argument),
+    so the edge goes to the earlier message that introduced it, not into the exchange; where nothing
+    before the exchange bound it, there is no edge (recency keeps the exchange)."""
+    from dsgc_fast.induction import IncrementalInducer
+
+    def edges(chat):
+        inducer = IncrementalInducer(pin_referents=False)
+        for message in chat:
+            inducer.add(message["content"], message=message)
+        return inducer.edges.tolist()
+
+    call = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "check", "arguments": '{"account": "AC-7730"}'}}
+        ],
+    }
+    chat = [
+        {"role": "user", "content": "The customer on the line owns account AC-7730."},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "What did their payout do?"},
+        call,
+        {"role": "tool", "tool_call_id": "c1", "content": '{"payout": "held"}'},
+        {"role": "user", "content": "Did that account clear KYC?"},
+    ]
+    assert [5, 0] in edges(chat) and [5, 3] not in edges(chat)
+    # introduced inside the newest exchange: no description edge from the question
+    assert not any(a == 5 for a, _ in edges([chat[2], {**chat[0], "role": "assistant"}, *chat[3:]]))
+
+
 def test_identifiers_of_the_same_shape_make_a_description_ambiguous():
     texts = ["I opened refund ticket RF-1968.", "Ticketing created RF-2841 for it.", "Attach the logs to that ticket."]
     assert induce_referents(texts)[1][2] == []

@@ -23,7 +23,10 @@ look only backwards in time:
   a pin, when that block lies before the newest earlier user message.  A description reaches back: a value the newest exchange (the previous user
   message and what followed it) names is what recency keeps, and there an edge would only
   reorder that exchange (on the BFCL development splits, 199 of the 210 queries whose
-  descriptions resolve name only values of the newest exchange).
+  descriptions resolve name only values of the newest exchange).  When the newest exchange
+  names the value but an earlier block bound it (introduced it, "owns account AC-7730", or
+  rebound it), the edge goes to the newest such binder: the block that says what the
+  referent is, which the exchange's bare mentions (a call's argument) do not.
 
 Trace and description edges are never withdrawn.  On plain texts with
 ``pin_referents=True``, after any number of ``add`` calls, ``edges`` / ``binds`` / ``uses``
@@ -168,16 +171,28 @@ class IncrementalInducer:
         return [list(u) for u in self._uses]
 
     def _description_edges(self, j: int, described: dict[str, int | None]) -> list[tuple[Pair, str]]:
-        """``((j, target), key)`` per resolved description, the target the block that anchored it or
-        else the newest block mentioning the value, when it lies before the newest user message
-        (module docstring)."""
+        """``((j, target), key)`` per resolved description, its target (``_description_target``)
+        when it lies before the newest user message (module docstring)."""
         horizon = self._last_user
-        targets = {key: self._newest.get(key) if anchor is None else anchor for key, anchor in described.items()}
+        targets = {key: self._description_target(key, anchor, horizon) for key, anchor in described.items()}
         return [
             ((j, target), key)
             for key, target in sorted(targets.items())
             if target is not None and (horizon is None or target < horizon)
         ]
+
+    def _description_target(self, key: str, anchor: int | None, horizon: int | None) -> int | None:
+        """The block a description of ``key`` rests on: the block that anchored it; else the newest
+        block mentioning the value, or, when that one is in the newest exchange (at or after
+        ``horizon``), the newest block before it that bound the value."""
+        if anchor is not None:
+            return anchor
+        newest = self._newest.get(key)
+        if horizon is not None and newest is not None and newest >= horizon:
+            binder = self._referents.binder(key)
+            if binder is not None and binder < horizon:
+                return binder
+        return newest
 
     def _introduce(self, j: int, keys: set[str], rests: dict[Pair, set[str]], retracted: set[Pair]) -> None:
         """Plain block ``j``'s introducer edges, into ``rests`` with their keys; the edges of

@@ -168,6 +168,7 @@ class ReferentTracker:
         self._shape_key: dict[str, list[str]] = defaultdict(list)
         self._position = 0
         self._anchors: dict[str, tuple[str, int]] = {}  # noun -> (key, block) of its newest anchored description
+        self._bound_at: dict[str, int] = {}  # key -> the newest block binding it
 
     def observe(
         self, text: str, occurrences: Iterable[tuple[str, str, int, int]] | None = None
@@ -252,6 +253,7 @@ class ReferentTracker:
                     described.setdefault(found[0], found[1])
         for noun, key in anchored.items():
             self._anchors[noun] = (key, p)
+        self._bound_at.update(dict.fromkeys(bound_here, p))
         stems: dict[str, set[str]] = defaultdict(set)
         for key in mentioned:
             for noun in self._nouns_of.get(key, ()):
@@ -266,6 +268,10 @@ class ReferentTracker:
             self._last_stem[noun] = (p, frozenset(keys))
         uses = sorted(self._name[k] for k in used)
         return (binds or None), uses, described
+
+    def binder(self, key: str) -> int | None:
+        """The position of the newest block so far that binds ``key`` (introduces or rebinds it), or None."""
+        return self._bound_at.get(key)
 
     def _description_noun(self, m: re.Match[str], local: Container[str]) -> str | None:
         """The noun a description match names (module rules), or None; ``local``: the head
