@@ -6,6 +6,7 @@ import copy
 import json
 import sqlite3
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -21,12 +22,14 @@ from dsgc_fast.memory.token_counts import block_tokens, token_counter
 from dsgc_fast.memory.value_table import (
     HEADER,
     RESERVE_CHARS,
+    RESERVE_SHARE,
     VALUE_TABLE_KIND,
     LineCounts,
     PrefixTokens,
     candidates,
     fill,
     render,
+    reserve,
     short_first,
     table_block,
     value_lines,
@@ -99,6 +102,59 @@ def test_fill_takes_the_longest_prefix_that_fits():
         assert table.entries == tuple(entries[:k]) and table.text == render(entries[:k], ids)
         assert table.cost == cost(table.text) <= room
         assert k == len(entries) or cost(render(entries[: k + 1], ids)) > room
+
+
+def test_the_reserve_leaves_a_share_of_the_room_only_when_the_newest_turn_refers_back():
+    """min(s r, E): s = 1 when no root depends on an earlier block, ``RESERVE_SHARE`` when one does."""
+    ids = [f"m{k}" for k in range(40)]
+    lines = [[f"id{k} -> V{k}"] for k in range(39)] + [[]]
+    costs = np.full(40, 50, dtype=np.int64)
+    roots = np.array([39])
+    cost = table_cost(COUNTER)
+    for budget in (60, 90, 150, 400):
+        room = budget - 50
+        free = reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, refers_back=False)
+        held = reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, refers_back=True)
+        assert held <= RESERVE_SHARE * room and free <= room
+        assert held <= free and room - free < cost(render([(0, "id0 -> V0")], ids))  # all the room, less a line
+    # E = 0: a history that fits is sent whole, whatever the room
+    assert reserve(lines, ids, LineCounts(COUNTER), costs, roots, int(costs.sum()), cost, refers_back=False) == 0
+
+
+def test_the_reserve_is_taken_again_with_a_share_when_an_earlier_block_matches_the_turn():
+    """``decided``: s = 1 first; an earlier block at least as relevant as the mean block (r_i >= 1/N)
+    makes the turn refer back, and retain decides again beside the smaller reserve."""
+    from types import SimpleNamespace
+
+    from dsgc_fast.memory.value_table import decided, matches_earlier
+
+    ids = [f"m{k}" for k in range(40)]
+    lines = [[f"id{k} -> V{k}"] for k in range(39)] + [[]]
+    costs = np.full(40, 50, dtype=np.int64)
+    roots = np.array([39])
+    cost, budget = table_cost(COUNTER), 400
+
+    def runner(relevance):
+        calls = []
+
+        def run(b):
+            calls.append(b)
+            return SimpleNamespace(relevance=relevance, binding_table=None)
+
+        return run, calls
+
+    flat = np.full(40, 0.5 / 39)
+    flat[39] = 0.5  # the query itself holds half the mass: every earlier block below 1/N
+    peaked = flat.copy()
+    peaked[7] = 1 / 40
+    assert not matches_earlier(flat, roots) and matches_earlier(peaked, roots)
+    full = budget - reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, refers_back=False)
+    held = budget - reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, refers_back=True)
+    assert full < held
+    for relevance, depends, expected in ((flat, False, [full]), (peaked, False, [full, held]), (flat, True, [held])):
+        run, calls = runner(relevance)
+        decided(run, lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, depends=depends)
+        assert calls == expected
 
 
 #: characters at and around the line breaks a counter may split at: letters, digits, marks, spaces, breaks, punctuation
@@ -183,7 +239,7 @@ def test_a_recalled_block_leaves_the_table_and_what_stays_is_costed_as_sent():
     store = MemoryStore(encoder=LexicalEncoder(), tokenizer=None)
     ids = add_messages(store, copy.deepcopy(messages))
     table = compact_messages(store, 70).value_table
-    assert table is not None and {source for source, _ in table.entries} == {ids[4], ids[5]}
+    assert table is not None and {ids[4], ids[5]} <= {source for source, _ in table.entries}
     store.recall(ids[5])  # the unit comes back whole (its call with it): its values leave the table
     tables = [b for b in store.active_blocks() if b.meta.get("kind") == VALUE_TABLE_KIND]
     assert all(f"{ids[4]}:" not in b.text and f"{ids[5]}:" not in b.text for b in tables)

@@ -239,14 +239,16 @@ def decide(
         "ages": ages,
     }
     outcome: Outcome | None = None
-    inner = budget
-    if values is not None and params.policy == "agent":
-        inner -= value_table.reserve(*values, costs, roots, budget, cost_fn)
+
+    def run(b: int) -> Retention:
+        return retain_built(query_emb, embs, costs, b, **common, **pinning)
+
     try:
-        outcome = Outcome(
-            value_table.reserved(lambda b: retain_built(query_emb, embs, costs, b, **common, **pinning), inner, budget),
-            costs,
-        )
+        if values is not None and params.policy == "agent":
+            depends = bool(np.isin(roots, graph.dep_indices).any())  # a root depends on an earlier block
+            outcome = Outcome(value_table.decided(run, *values, costs, roots, budget, cost_fn, depends=depends), costs)
+        else:
+            outcome = Outcome(run(budget), costs)
     except ReferentEvictionError as exc:
         if on_over_budget == "raise":
             log.debug(

@@ -27,11 +27,17 @@ roots, r = B - cost(R) the room beyond them and E = cost(all) - B what must be l
     T   = fill(short_first(C(evicted)), B - used(messages))
 
 where ``fill(C, room)`` is the table of the longest prefix of C whose text costs at most
-``room`` as a system message (``compaction.table_cost``), or no table.  So the short values
-claim their tokens first (at most the share s = ``RESERVE_SHARE`` of the room, so the blocks
-``retain`` ranks first, such as the binder of a referent the query uses, still get a quarter
-of it; and never more than what must be left out anyway, so a history that fits is sent
-whole), the messages take what is left, and the table is then rebuilt from the
+``room`` as a system message (``compaction.table_cost``), or no table.  The share s is
+``RESERVE_SHARE`` when the newest turn *refers back*: a root depends on an earlier block (an
+edge from it, such as a resolved "that account"), or an earlier block is at least as
+relevant to the query as the mean block (max over i not in R of r_i >= 1/N, with r the
+softmax relevance of ``retain``: the turn matches something said before, "what is my
+sister's name?"); otherwise s = 1.  So the short values claim their tokens first (all the
+room when the newest turn refers back to nothing, as in a request for the next action;
+else a quarter of it stays for the blocks ``retain`` ranks first, such as the message that
+says what "that account" is, or the fact asked for; and never more than what must be left
+out anyway, so a history that fits is sent whole), the messages take what is left, and the
+table is then rebuilt from the
 blocks the messages left out in all the room they leave: the sent cost is at most B.  If the
 roots do not fit B - cost(T_0), or need a binding table there, the messages are decided at B
 and T fills what is left (no table beside a binding table).
@@ -66,7 +72,8 @@ VALUE_TABLE_KIND = "value_table"
 HEADER = "[values left out; recall(<id>)]"
 #: longest line the reserve takes
 RESERVE_CHARS = 40
-#: the most of the room beyond the roots the reserve takes (the rest is left to the messages)
+#: the most of the room beyond the roots the reserve takes when the newest turn refers back
+#: (the rest is left to the messages); all of it otherwise
 RESERVE_SHARE = 0.75
 #: longest line the final table takes before the longer ones
 FIRST_CHARS = 60
@@ -189,14 +196,50 @@ def fill(
 
 def reserve(
     lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts, costs: np.ndarray,
-    roots: np.ndarray, budget: int, cost: Callable[[str], int],
+    roots: np.ndarray, budget: int, cost: Callable[[str], int], *, refers_back: bool,
 ) -> int:  # fmt: skip
-    """cost(T_0), the reserve: ``fill(C_short(not R), min(s r, E))`` (module docstring), 0 without one."""
+    """cost(T_0), the reserve: ``fill(C_short(not R), min(s r, E))`` (module docstring), 0 without one;
+    ``refers_back``: the newest turn refers back (s = ``RESERVE_SHARE``, else 1)."""
     others = np.ones(costs.shape[0], dtype=np.bool_)
     others[roots] = False
-    room = min(int(RESERVE_SHARE * (budget - int(costs[roots].sum()))), int(costs.sum()) - budget)
+    room = budget - int(costs[roots].sum())
+    if refers_back:
+        room = int(RESERVE_SHARE * room)
+    room = min(room, int(costs.sum()) - budget)
     table = fill(candidates(lines, np.flatnonzero(others).tolist(), RESERVE_CHARS), ids, room, cost, count)
     return 0 if table is None else table.cost
+
+
+def decided(
+    run: Callable[[int], Retention], lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts,
+    costs: np.ndarray, roots: np.ndarray, budget: int, cost: Callable[[str], int], *, depends: bool,
+) -> Retention:  # fmt: skip
+    """``retain``'s decision beside the reserve (module docstring): ``run`` at B - cost(T_0).
+
+    ``depends``: a root depends on an earlier block.  Without that, the reserve is first taken
+    with s = 1; if the decision's relevance then shows an earlier block at least as relevant as
+    the mean block (``matches_earlier``), the reserve is taken again with s = ``RESERVE_SHARE``
+    and ``retain`` decides again (relevance does not depend on the budget).
+    """
+
+    def at(refers_back: bool) -> int:
+        return budget - reserve(lines, ids, count, costs, roots, budget, cost, refers_back=refers_back)
+
+    inner = at(depends)
+    result = reserved(run, inner, budget)
+    if not depends and matches_earlier(result.relevance, roots):
+        capped = at(True)
+        if capped != inner:
+            result = reserved(run, capped, budget)
+    return result
+
+
+def matches_earlier(relevance: np.ndarray, roots: np.ndarray) -> bool:
+    """True when a block other than the roots has r_i >= 1/N, the mean relevance (the newest turn
+    matches something said before)."""
+    others = np.ones(relevance.shape[0], dtype=np.bool_)
+    others[roots] = False
+    return bool(others.any()) and float(relevance[others].max()) * relevance.shape[0] >= 1.0
 
 
 def reserved(run: Callable[[int], Retention], inner: int, budget: int) -> Retention:
