@@ -15,21 +15,25 @@ from dsgc_fast import cli
 from dsgc_fast.cli import main
 from dsgc_fast.memory.messages import check_messages, read_jsonl
 from dsgc_fast.memory.token_counts import TOKENS_REPLY_PRIMING, conversation_tokens
+from dsgc_fast.memory.value_table import HEADER
 
 SAMPLE = Path(__file__).parent / "data" / "support_triage.jsonl"
 ALL_IDS = [f"t{k:02d}" for k in range(1, 20)]
 # budget 140 o200k_base tokens (the default tokenizer, chat framing included), lexical encoder.
 # The roots t01 and t19 and t12 (pinned by t19's "that account") cost 28 + 11 + 29 = 68.
-# The default, the agent policy: the tool unit before the question (t13+t14, the charge lookup
+# The default, the agent policy: the value table of the tool units' values (two of t14's, two of
+# t13's, then one of t04's: 54 tokens) and t10 (16) beside them: 138.
+KEPT_140 = ["t01", "t10", "t12", "t19"]
+# with --no-values (messages only): the tool unit before the question (t13+t14, the charge lookup
 # on the account, age 1, 55 tokens) gets working-set support and is kept first; then t10 (16).
-KEPT_140 = ["t01", "t10", "t12", "t13", "t14", "t19"]
+KEPT_140_MESSAGES = ["t01", "t10", "t12", "t13", "t14", "t19"]
 # the paper's dsgc: t16 (rank 2) and t10 fit; the t13+t14 unit (rank 4, 55 tokens) and the
 # t03+t04 unit (52) do not; t02, lifted by the induced step -> user-message edge t03 -> t02 (the
 # call repeats merchant M-2207), and t18 fill it to 140.
 KEPT_140_PAPER = ["t01", "t02", "t10", "t12", "t16", "t18", "t19"]
-# budget 60 in the paper's whitespace tokens (--tokenizer whitespace): roots and t12 cost 39, both
-# tool units follow (t13+t14 10, t03+t04 9).
-KEPT_60_WHITESPACE = ["t01", "t03", "t04", "t12", "t13", "t14", "t19"]
+# budget 60 in the paper's whitespace tokens (--tokenizer whitespace): roots and t12 cost 39; the
+# value table of the tool units' values (21) fills it.
+KEPT_60_WHITESPACE = ["t01", "t12", "t19"]
 
 
 def run(capsys, *argv):
@@ -43,7 +47,12 @@ def test_retain_json_gives_the_expected_kept_set(capsys):
     assert code == 0 and err == ""
     data = json.loads(out)  # stdout is not a terminal: JSON by default
     assert data["schema_version"] == 1 and data["over_budget"] is False and data["truncated"] == {}
-    assert data["kept"] == KEPT_140 and data["policy"] == "agent" and data["used"] == 139
+    assert data["kept"] == KEPT_140 and data["policy"] == "agent" and data["used"] == 138
+    assert [source for source, _ in data["value_table"]["entries"]] == ["t14", "t14", "t13", "t13", "t04"]
+    assert data["value_table"]["cost"] == 54
+    code, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "140", "--no-values")
+    data = json.loads(out)
+    assert code == 0 and data["kept"] == KEPT_140_MESSAGES and data["used"] == 139 and data["value_table"] is None
     why = {d["id"]: d for d in data["decisions"]}
     assert why["t13"]["reason"] == "kept_working" and why["t14"]["reason"] == "kept_closure"
     assert why["t13"]["working"] > why["t03"]["working"] > 0 == why["t16"]["working"]
@@ -51,10 +60,10 @@ def test_retain_json_gives_the_expected_kept_set(capsys):
 
 
 def test_the_value_table_can_be_turned_off(capsys):
-    # budget 120: the default sends t12 and a value table of the tool units' values (52 tokens)
+    # budget 120: the default sends t12, t18 and a value table of the newest tool unit's values (37 tokens)
     _, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "120")
     data = json.loads(out)
-    assert data["kept"] == ["t01", "t12", "t19"] and data["value_table"]["cost"] == 52 and data["used"] == 120
+    assert data["kept"] == ["t01", "t12", "t18", "t19"] and data["value_table"]["cost"] == 37 and data["used"] == 120
     for flag in ("--no-values", "--no-digests"):  # no digests: no table either
         _, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "120", flag)
         data = json.loads(out)
@@ -77,7 +86,8 @@ def test_retain_json_with_the_paper_rule(capsys):
 def test_whitespace_tokens_are_the_papers_cost(capsys):
     code, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "60", "--tokenizer", "whitespace")
     data = json.loads(out)
-    assert code == 0 and data["kept"] == KEPT_60_WHITESPACE and data["used"] == 58
+    assert code == 0 and data["kept"] == KEPT_60_WHITESPACE and data["used"] == 60
+    assert data["value_table"]["cost"] == 21
     assert {d["id"]: d["cost"] for d in data["decisions"]}["t19"] == len(["Did", "that", "account", "clear", "KYC?"])
     code, out, _ = run(capsys, "retain", "--input", str(SAMPLE), "--budget", "140", "--tokenizer", "approx")
     assert code == 0 and "t12" in json.loads(out)["kept"]
@@ -140,10 +150,14 @@ def test_write_messages_gives_a_valid_message_list(capsys, tmp_path):
     messages = [m for _, m in read_jsonl(target)]
     check_messages(messages)
     original = {m["dsgc"]["id"]: {k: v for k, v in m.items() if k != "dsgc"} for _, m in read_jsonl(SAMPLE)}
+    table = messages.pop(1)  # the value table follows the leading system message
+    assert table["role"] == "system" and table["content"].startswith(HEADER)
     assert code == 0 and messages == [original[i] for i in KEPT_140]
     # byte for byte: the same keys in the same order as the input lines, minus the annotation
-    assert target.read_text().splitlines() == [json.dumps(original[i], ensure_ascii=False) for i in KEPT_140]
-    assert conversation_tokens(messages) == 139 + TOKENS_REPLY_PRIMING  # the budget is what the request costs
+    written = target.read_text().splitlines()
+    del written[1]
+    assert written == [json.dumps(original[i], ensure_ascii=False) for i in KEPT_140]
+    assert conversation_tokens([*messages, table]) == 138 + TOKENS_REPLY_PRIMING  # the budget is what the request costs
 
 
 def test_an_unwritable_output_path_is_refused_before_any_work(capsys, tmp_path):

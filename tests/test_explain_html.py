@@ -305,7 +305,7 @@ def test_cli_writes_the_page(tmp_path, capsys):
     # without --html the text output is unchanged
     code = main(["explain", "--input", str(SAMPLE), "--budget", "140", "--format", "table", "--id", "t12"])
     stdout, _ = capsys.readouterr()
-    assert code == 0 and stdout.startswith("policy agent, budget 140, used 139") and "<" not in stdout
+    assert code == 0 and stdout.startswith("policy agent, budget 140, used 138") and "<" not in stdout
 
 
 def test_cli_refuses_a_bad_html_path_before_work(tmp_path, capsys):

@@ -23,6 +23,7 @@ from dsgc_fast.memory.value_table import (
     HEADER,
     RESERVE_CHARS,
     RESERVE_SHARE,
+    ROUND_LINES,
     VALUE_TABLE_KIND,
     LineCounts,
     PrefixTokens,
@@ -84,9 +85,17 @@ def test_candidates_newest_first_deduplicated_and_short():
     assert list(short_first([(2, "c -> " + "x" * 70), (0, "b -> 2")])) == [(0, "b -> 2"), (2, "c -> " + "x" * 70)]
 
 
-def test_render_groups_by_source():
-    text = render([(2, "a -> 1"), (0, "b -> 2"), (2, "c -> 3")], ["m0", "m1", "m2"])
-    assert text == "\n".join([HEADER, "m2:", "a -> 1", "c -> 3", "m0:", "b -> 2"])
+def test_render_heads_each_run_of_a_source_with_its_id():
+    text = render([(2, "a -> 1"), (2, "b -> 2"), (0, "c -> 3"), (2, "d -> 4")], ["m0", "m1", "m2"])
+    assert text == "\n".join([HEADER, "m2:", "a -> 1", "b -> 2", "m0:", "c -> 3", "m2:", "d -> 4"])
+
+
+def test_candidates_come_in_rounds_newest_block_first():
+    lines = [["a0", "a1", "a2"], [], ["c0", "c1", "c2", "c3", "c4"], ["a0", "d1"]]
+    got = list(candidates(lines, [0, 1, 2, 3]))
+    assert ROUND_LINES == 2
+    assert got == [(3, "a0"), (3, "d1"), (2, "c0"), (2, "c1"), (0, "a1"), (2, "c2"), (2, "c3"), (0, "a2"), (2, "c4")]
+    assert list(candidates(lines, [0, 2], max_chars=1)) == []
 
 
 def test_fill_takes_the_longest_prefix_that_fits():
@@ -104,54 +113,76 @@ def test_fill_takes_the_longest_prefix_that_fits():
         assert k == len(entries) or cost(render(entries[: k + 1], ids)) > room
 
 
-def test_the_reserve_leaves_a_share_of_the_room_only_when_the_newest_turn_refers_back():
-    """min(s r, E): s = 1 when no root depends on an earlier block, ``RESERVE_SHARE`` when one does."""
+def test_the_reserve_leaves_a_share_of_the_room_only_when_a_root_depends_on_an_earlier_block():
+    """min(s r, r - A, E): s = 1 when no root depends on an earlier block, ``RESERVE_SHARE`` when one does."""
     ids = [f"m{k}" for k in range(40)]
     lines = [[f"id{k} -> V{k}"] for k in range(39)] + [[]]
     costs = np.full(40, 50, dtype=np.int64)
     roots = np.array([39])
     cost = table_cost(COUNTER)
+    line = cost(render([(0, "id0 -> V0")], ids))
     for budget in (60, 90, 150, 400):
         room = budget - 50
-        free = reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, refers_back=False)
-        held = reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, refers_back=True)
+        free = reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, depends=False)
+        held = reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, depends=True)
         assert held <= RESERVE_SHARE * room and free <= room
-        assert held <= free and room - free < cost(render([(0, "id0 -> V0")], ids))  # all the room, less a line
+        assert held <= free and room - free < line  # all the room, less a line
+        left = reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, depends=False, asked=room // 2)
+        assert left <= room - room // 2 and room - room // 2 - left < line  # the room A needs stays free
     # E = 0: a history that fits is sent whole, whatever the room
-    assert reserve(lines, ids, LineCounts(COUNTER), costs, roots, int(costs.sum()), cost, refers_back=False) == 0
+    assert reserve(lines, ids, LineCounts(COUNTER), costs, roots, int(costs.sum()), cost, depends=False) == 0
 
 
-def test_the_reserve_is_taken_again_with_a_share_when_an_earlier_block_matches_the_turn():
-    """``decided``: s = 1 first; an earlier block at least as relevant as the mean block (r_i >= 1/N)
-    makes the turn refer back, and retain decides again beside the smaller reserve."""
+def test_the_reserve_leaves_the_room_a_block_the_turn_asks_for_needs():
+    """``decided``: A = 0 first; a block at least ``ASKS_FOR`` times as relevant as the mean block
+    is asked for, and retain decides again with the room of the blocks it ranks at or above it left free."""
     from types import SimpleNamespace
 
-    from dsgc_fast.memory.value_table import decided, matches_earlier
+    from dsgc_fast.memory.value_table import ASKS_FOR, asked_for, decided
 
     ids = [f"m{k}" for k in range(40)]
     lines = [[f"id{k} -> V{k}"] for k in range(39)] + [[]]
-    costs = np.full(40, 50, dtype=np.int64)
+    costs = np.arange(10, 50, dtype=np.int64)
     roots = np.array([39])
     cost, budget = table_cost(COUNTER), 400
+    rank = np.array([39, 30, 7, *[k for k in range(39) if k not in (7, 30)]])  # by score: the root, 30, 7, ...
+
+    def result(relevance):
+        return SimpleNamespace(relevance=relevance, rank=rank, binding_table=None)
+
+    flat = np.full(40, 0.5 / 39)
+    flat[39] = 0.5  # the query itself holds half the mass: every earlier block below the mean
+    peaked = flat.copy()
+    peaked[7] = ASKS_FOR / 40
+    below = flat.copy()
+    below[7] = 0.99 * ASKS_FOR / 40
+    assert asked_for(result(flat), costs, roots) == 0 == asked_for(result(below), costs, roots)
+    assert asked_for(result(peaked), costs, roots) == costs[30] + costs[7]  # ranked at or above m7
+    assert asked_for(result(peaked), costs, np.array([30, 39])) == costs[7]  # R is not counted
 
     def runner(relevance):
         calls = []
 
         def run(b):
             calls.append(b)
-            return SimpleNamespace(relevance=relevance, binding_table=None)
+            return result(relevance)
 
         return run, calls
 
-    flat = np.full(40, 0.5 / 39)
-    flat[39] = 0.5  # the query itself holds half the mass: every earlier block below 1/N
-    peaked = flat.copy()
-    peaked[7] = 1 / 40
-    assert not matches_earlier(flat, roots) and matches_earlier(peaked, roots)
-    full = budget - reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, refers_back=False)
-    held = budget - reserve(lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, refers_back=True)
-    assert full < held
-    for relevance, depends, expected in ((flat, False, [full]), (peaked, False, [full, held]), (flat, True, [held])):
+    def inner(depends, asked=0):
+        return budget - reserve(
+            lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, depends=depends, asked=asked
+        )
+
+    asked = int(costs[30] + costs[7])
+    assert inner(False) < inner(False, asked)
+    assert inner(True, asked) == inner(True)  # A fits the quarter a dependent root leaves: no second decision
+    for relevance, depends, expected in (
+        (flat, False, [inner(False)]),
+        (peaked, False, [inner(False), inner(False, asked)]),
+        (flat, True, [inner(True)]),
+        (peaked, True, [inner(True)]),
+    ):
         run, calls = runner(relevance)
         decided(run, lines, ids, LineCounts(COUNTER), costs, roots, budget, cost, depends=depends)
         assert calls == expected

@@ -245,8 +245,10 @@ def decide(
 
     try:
         if values is not None and params.policy == "agent":
-            depends = bool(np.isin(roots, graph.dep_indices).any())  # a root depends on an earlier block
-            outcome = Outcome(value_table.decided(run, *values, costs, roots, budget, cost_fn, depends=depends), costs)
+            pinned = np.flatnonzero(closure(index, roots))  # the roots and the binders they pin
+            # a root depends on an earlier block: an edge from it, or a referent it pins
+            depends = pinned.shape[0] > roots.shape[0] or bool(np.isin(roots, graph.dep_indices).any())
+            outcome = Outcome(value_table.decided(run, *values, costs, pinned, budget, cost_fn, depends=depends), costs)
         else:
             outcome = Outcome(run(budget), costs)
     except ReferentEvictionError as exc:

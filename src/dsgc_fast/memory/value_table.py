@@ -4,7 +4,7 @@ A tool result left out takes its identifiers, numbers and codes with it, and the
 may need exactly those.  Its values cost a fraction of its message (the bulk, the framing
 and the call stay out), so the agent policy sends them in a *value table*: one system
 message right after the leading system messages (where a binding table goes), holding
-``<path> -> <value>`` lines, verbatim, grouped by the block they come from.
+``<path> -> <value>`` lines, verbatim, under the id of the block they come from.
 
 **Lines.**  The value lines L_i of block i (``value_lines``) are the body lines of its
 digest (``digest.digest_lines``: one line per JSON leaf, key path -> value, values never
@@ -13,38 +13,47 @@ result, and the same lines of each tool call's arguments, their paths prefixed b
 function's name (``name.path``), for an assistant message with tool calls; no other block has
 lines.  Lines that only count what was left out (``(...)``) are not values.
 
-**Candidates.**  For a set S of blocks, C(S) lists the lines of the blocks of S, newest block
-first, each block's lines in their order, a line equal to one listed before dropped
-(deduplicated).  C_short(S) keeps the lines of at most ``RESERVE_CHARS`` characters (an
-identifier, a number, a code, a short name with its key); ``short_first(C)`` puts the lines of
-at most ``FIRST_CHARS`` characters first, each part in its order.
+**Candidates.**  For a set S of blocks, C(S) lists the lines of the blocks of S in rounds:
+the first ``ROUND_LINES`` lines of each block, newest block first, then the next
+``ROUND_LINES`` of each block that has more, and so on (so one large result does not fill a
+table alone), a line equal to one listed before dropped.  C_short(S) keeps the lines of at
+most ``RESERVE_CHARS`` characters (an identifier, a number, a code, a short name with its
+key); ``short_first(C)`` puts the lines of at most ``FIRST_CHARS`` characters first, each part
+in its order.
 
 **Budget split** (``compaction.decide``, the agent policy).  With B the budget, R the live
-roots, r = B - cost(R) the room beyond them and E = cost(all) - B what must be left out:
+roots and the blocks they pin (their referent closure: what ``retain`` keeps at any budget it
+accepts), r = B - cost(R) the room beyond them and E = cost(all) - B what must be left out:
 
-    T_0 = fill(C_short(not R), min(s r, E))  the reserve: short values of every other block
+    T_0 = fill(C_short(not R), min(s r, r - A, E))  the reserve: short values of every other block
     messages = retain + digests at B - cost(T_0)
     T   = fill(short_first(C(evicted)), B - used(messages))
 
 where ``fill(C, room)`` is the table of the longest prefix of C whose text costs at most
 ``room`` as a system message (``compaction.table_cost``), or no table.  The share s is
-``RESERVE_SHARE`` when the newest turn *refers back*: a root depends on an earlier block (an
-edge from it, such as a resolved "that account"), or an earlier block is at least as
-relevant to the query as the mean block (max over i not in R of r_i >= 1/N, with r the
-softmax relevance of ``retain``: the turn matches something said before, "what is my
-sister's name?"); otherwise s = 1.  So the short values claim their tokens first (all the
-room when the newest turn refers back to nothing, as in a request for the next action;
-else a quarter of it stays for the blocks ``retain`` ranks first, such as the message that
-says what "that account" is, or the fact asked for; and never more than what must be left
-out anyway, so a history that fits is sent whole), the messages take what is left, and the
-table is then rebuilt from the
-blocks the messages left out in all the room they leave: the sent cost is at most B.  If the
-roots do not fit B - cost(T_0), or need a binding table there, the messages are decided at B
-and T fills what is left (no table beside a binding table).
+``RESERVE_SHARE`` when a root depends on an earlier block (an edge from it, or a referent it
+pins, such as a resolved "that account"), else 1.  A is what the newest turn *asks for*: when
+the most relevant block outside R, i*, is at least ``ASKS_FOR`` times as relevant as the mean
+block (r_i* >= ``ASKS_FOR`` / N, with r the softmax relevance of ``retain``: the turn matches
+something said before, "what is my sister's name?"), A is the cost of the blocks outside R
+that ``retain`` ranks at or above i* (the room it needs to admit i*); else A = 0.  So the
+short values claim their tokens first (all the room when the newest turn neither depends on
+nor asks for anything said before, as in a request for the next action; a quarter of it stays
+for the blocks ``retain`` ranks first when a root depends on one; never the room the block
+asked for needs; and never more than what must be left out anyway, so a history that fits is
+sent whole), the messages take what is left (R always fits it: r counts beyond R), and the
+table is then rebuilt from the blocks the messages left out in all the room they leave: the
+sent cost is at most B.  Relevance and ranks do not depend on the budget, so ``decided``
+reads A from a first decision at A = 0 and decides again only when A changes the reserve.  If
+the roots need a binding table at B - cost(T_0) (R is dearer than the roots with a binding
+table), the messages are decided at B and T fills what is left (no table beside a binding
+table).
 
-**Rendering.**  A header (``HEADER``), then per source block, in the order its first entry
-comes, a line ``<id>:`` followed by its entries.  A table is not a message block, so it is
-never a source of another table, and a digest of its text gives its lines back.
+**Rendering.**  A header (``HEADER``), then for each run of entries from one source (in the
+order of C: a block whose lines come in several rounds heads each of its runs) a line
+``<id>:`` followed by the run's lines, so the text of a prefix of the entries is the first
+lines of the whole table's.  A table is not a message block, so it is never a source of
+another table, and a digest of its text gives its lines back.
 """
 
 from __future__ import annotations
@@ -69,14 +78,20 @@ from .token_counts import TokenCounter
 #: ``meta["kind"]`` of a value-table block
 VALUE_TABLE_KIND = "value_table"
 #: the first line of every value table
-HEADER = "[values left out; recall(<id>)]"
+HEADER = "[left-out values; recall(id)]"
 #: longest line the reserve takes
 RESERVE_CHARS = 40
-#: the most of the room beyond the roots the reserve takes when the newest turn refers back
-#: (the rest is left to the messages); all of it otherwise
+#: the most of the room beyond the roots the reserve takes when a root depends on an earlier
+#: block (the rest is left to the messages); all of it otherwise
 RESERVE_SHARE = 0.75
+#: an earlier block at least this many times as relevant as the mean block is one the newest
+#: turn asks for (measured: the blocks a request for the next action matches most sit at a median
+#: 1.3-1.4x the mean on BFCL, a fact asked for again at 2-6x on the long-range conversations)
+ASKS_FOR = 2.0
 #: longest line the final table takes before the longer ones
 FIRST_CHARS = 60
+#: lines of each block a round of C(S) takes (module docstring)
+ROUND_LINES = 2
 #: one entry: (source block index, line)
 Entry = tuple[int, str]
 
@@ -116,17 +131,27 @@ class ValueTable:
 
 
 def candidates(lines: Sequence[Sequence[str]], sources: Iterable[int], max_chars: int | None = None) -> Iterator[Entry]:
-    """C(S) of the blocks ``sources`` (C_short with ``max_chars``): newest first, deduplicated.
+    """C(S) of the blocks ``sources`` (C_short with ``max_chars``): in rounds, newest first, deduplicated.
 
-    The entries come one at a time, so a table that fills up early reads only the newest
-    blocks' lines.
+    The entries come one at a time, so a table that fills up early reads only the first
+    rounds of the newest blocks' lines.
     """
     seen: set[str] = set()
-    for source in sorted(sources, reverse=True):
-        for line in lines[source]:
-            if line not in seen and (max_chars is None or len(line) <= max_chars):
-                seen.add(line)
-                yield source, line
+    longest = max_chars if max_chars is not None else float("inf")
+    order, start = sorted(sources, reverse=True), 0
+    while order:
+        more, end = [], start + ROUND_LINES
+        for source in order:
+            block = lines[source]
+            if len(block) <= start:
+                continue
+            if len(block) > end:
+                more.append(source)
+            for line in block[start:end]:
+                if len(line) <= longest and line not in seen:
+                    seen.add(line)
+                    yield source, line
+        order, start = more, end
 
 
 def short_first(entries: Iterable[Entry]) -> Iterator[Entry]:
@@ -144,13 +169,14 @@ def short_first(entries: Iterable[Entry]) -> Iterator[Entry]:
 
 
 def rendered_lines(entries: Sequence[Entry], ids: Sequence[str]) -> list[str]:
-    """The lines of the table of ``entries``: the header, then each source's ``<id>:`` line and its lines."""
-    groups: dict[int, list[str]] = {}
-    for source, line in entries:
-        groups.setdefault(source, []).append(line)
+    """The lines of the table of ``entries``: the header, then, for each run of entries from one
+    source, the source's ``<id>:`` line and their lines (a source whose entries come in several
+    rounds of ``candidates`` heads each of its runs)."""
     out = [HEADER]
-    for source, group in groups.items():
-        out += [f"{ids[source]}:", *group]
+    for k, (source, line) in enumerate(entries):
+        if k == 0 or source != entries[k - 1][0]:
+            out.append(f"{ids[source]}:")
+        out.append(line)
     return out
 
 
@@ -165,81 +191,127 @@ def fill(
     """``fill(C, room)``: the table of the longest prefix of ``entries`` that costs at most ``room``, or None.
 
     ``cost`` is a table text's cost as a system message (its text's tokens plus the same
-    framing for every text), ``count`` a line's tokens.  The prefix is searched among those
-    whose lines' summed tokens (each line and each ``<id>:`` line with one token for its line
-    break, plus the header's) are at most ``2 * room`` (a joined text costs about the sum of
-    its lines), by a binary search on the rendered text's cost (``PrefixTokens``);
-    ``entries`` are read only as far as that bound.
+    framing for every text), ``count`` a line's tokens.  Each prefix's *estimate* sums its
+    lines' tokens (each line and each ``<id>:`` line with one token for its line break, plus
+    the header's; a joined text costs about the sum of its lines); the prefixes read are
+    those estimated at most ``2 * room``, so ``entries`` are read only as far as that bound.
+    The search starts at the longest prefix estimated to fit and steps by one on the rendered
+    text's cost (``PrefixTokens``) until the prefix fits and the next one does not.
     """
     if room <= 0:
         return None
-    estimate, sources, taken = int(cost(HEADER)), set(), []
+    estimate, estimates = int(cost(HEADER)), [int(cost(HEADER))]
+    taken: list[Entry] = []
     for source, line in entries:
-        estimate += count(line) + 1 + (count(f"{ids[source]}:") + 1 if source not in sources else 0)
+        heads = not taken or taken[-1][0] != source  # the entry starts a run: its <id>: line
+        estimate += count(line) + 1 + (count(f"{ids[source]}:") + 1 if heads else 0)
         if estimate > 2 * room:
             break
-        sources.add(source)
         taken.append((source, line))
+        estimates.append(estimate)
     framing = int(cost(HEADER)) - count(HEADER)
     tokens = PrefixTokens(taken, ids, count)
-    lo, hi = 0, len(taken)
-    while lo < hi:  # the largest prefix length whose table fits
-        mid = (lo + hi + 1) // 2
-        if framing + tokens(mid) <= room:
-            lo = mid
-        else:
-            hi = mid - 1
-    if lo == 0:
+    m = bisect.bisect_right(estimates, room) - 1  # the longest prefix estimated to fit
+    if m > 0 and framing + tokens(m) > room:
+        m -= 1
+        while m > 0 and framing + tokens(m) > room:
+            m -= 1
+    else:
+        while m < len(taken) and framing + tokens(m + 1) <= room:
+            m += 1
+    if m <= 0:
         return None
-    return ValueTable(render(taken[:lo], ids), framing + tokens(lo), tuple(taken[:lo]))
+    return ValueTable(render(taken[:m], ids), framing + tokens(m), tuple(taken[:m]))
 
 
 def reserve(
     lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts, costs: np.ndarray,
-    roots: np.ndarray, budget: int, cost: Callable[[str], int], *, refers_back: bool,
+    kept: np.ndarray, budget: int, cost: Callable[[str], int], *, depends: bool, asked: int = 0,
 ) -> int:  # fmt: skip
-    """cost(T_0), the reserve: ``fill(C_short(not R), min(s r, E))`` (module docstring), 0 without one;
-    ``refers_back``: the newest turn refers back (s = ``RESERVE_SHARE``, else 1)."""
-    others = np.ones(costs.shape[0], dtype=np.bool_)
-    others[roots] = False
-    room = budget - int(costs[roots].sum())
-    if refers_back:
-        room = int(RESERVE_SHARE * room)
-    room = min(room, int(costs.sum()) - budget)
-    table = fill(candidates(lines, np.flatnonzero(others).tolist(), RESERVE_CHARS), ids, room, cost, count)
+    """cost(T_0), the reserve: ``fill(C_short(not R), min(s r, r - A, E))`` (module docstring), 0
+    without one; ``kept`` is R, ``depends``: a root depends on an earlier block (s =
+    ``RESERVE_SHARE``, else 1), ``asked`` is A."""
+    short = candidates(lines, outside(kept, costs.shape[0]).tolist(), RESERVE_CHARS)
+    return _reserved_cost(short, ids, count, costs, kept, budget, cost, depends, asked)
+
+
+def _reserved_cost(
+    short: Iterable[Entry], ids: Sequence[str], count: LineCounts, costs: np.ndarray, kept: np.ndarray,
+    budget: int, cost: Callable[[str], int], depends: bool, asked: int,
+) -> int:  # fmt: skip
+    room = budget - int(costs[kept].sum())
+    share = int(RESERVE_SHARE * room) if depends else room
+    table = fill(short, ids, min(share, room - asked, int(costs.sum()) - budget), cost, count)
     return 0 if table is None else table.cost
+
+
+def outside(kept: np.ndarray, n: int) -> np.ndarray:
+    """The indices of the ``n`` blocks not in ``kept``, ascending."""
+    others = np.ones(n, dtype=np.bool_)
+    others[kept] = False
+    return np.flatnonzero(others)
 
 
 def decided(
     run: Callable[[int], Retention], lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts,
-    costs: np.ndarray, roots: np.ndarray, budget: int, cost: Callable[[str], int], *, depends: bool,
+    costs: np.ndarray, kept: np.ndarray, budget: int, cost: Callable[[str], int], *, depends: bool,
 ) -> Retention:  # fmt: skip
     """``retain``'s decision beside the reserve (module docstring): ``run`` at B - cost(T_0).
 
-    ``depends``: a root depends on an earlier block.  Without that, the reserve is first taken
-    with s = 1; if the decision's relevance then shows an earlier block at least as relevant as
-    the mean block (``matches_earlier``), the reserve is taken again with s = ``RESERVE_SHARE``
-    and ``retain`` decides again (relevance does not depend on the budget).
+    ``kept`` is R (the live roots and what they pin), ``depends``: a root depends on an earlier
+    block.  The reserve is first taken with A = 0; if the decision shows a block the newest turn
+    asks for (``asked_for``), the reserve is taken again leaving A and ``retain`` decides again
+    (relevance and ranks do not depend on the budget).  Both read the same candidates, once.
     """
+    short = Replay(candidates(lines, outside(kept, costs.shape[0]).tolist(), RESERVE_CHARS))
 
-    def at(refers_back: bool) -> int:
-        return budget - reserve(lines, ids, count, costs, roots, budget, cost, refers_back=refers_back)
+    def at(asked: int) -> int:
+        return budget - _reserved_cost(short, ids, count, costs, kept, budget, cost, depends, asked)
 
-    inner = at(depends)
+    inner = at(0)
     result = reserved(run, inner, budget)
-    if not depends and matches_earlier(result.relevance, roots):
-        capped = at(True)
-        if capped != inner:
-            result = reserved(run, capped, budget)
+    asked = asked_for(result, costs, kept)
+    if asked:
+        again = at(asked)
+        if again != inner:
+            result = reserved(run, again, budget)
     return result
 
 
-def matches_earlier(relevance: np.ndarray, roots: np.ndarray) -> bool:
-    """True when a block other than the roots has r_i >= 1/N, the mean relevance (the newest turn
-    matches something said before)."""
-    others = np.ones(relevance.shape[0], dtype=np.bool_)
-    others[roots] = False
-    return bool(others.any()) and float(relevance[others].max()) * relevance.shape[0] >= 1.0
+class Replay:
+    """An iterable over ``entries`` that each iteration reads from the start: what an earlier
+    iteration read is replayed, and ``entries`` is read further only past it."""
+
+    def __init__(self, entries: Iterator[Entry]) -> None:
+        self._entries = entries
+        self._read: list[Entry] = []
+
+    def __iter__(self) -> Iterator[Entry]:
+        k = 0
+        while True:
+            if k == len(self._read):
+                entry = next(self._entries, None)
+                if entry is None:
+                    return
+                self._read.append(entry)
+            yield self._read[k]
+            k += 1
+
+
+def asked_for(result: Retention, costs: np.ndarray, kept: np.ndarray) -> int:
+    """A: the cost of the blocks outside ``kept`` that ``result`` ranks at or above the most relevant
+    of them, i*, when r_i* >= ``ASKS_FOR`` / N (the newest turn asks for i*); 0 otherwise."""
+    others = np.ones(costs.shape[0], dtype=np.bool_)
+    others[kept] = False
+    if not others.any():
+        return 0
+    relevance = np.where(others, result.relevance, -np.inf)
+    top = int(np.argmax(relevance))
+    if float(relevance[top]) * costs.shape[0] < ASKS_FOR:
+        return 0
+    position = np.empty(costs.shape[0], dtype=np.int64)
+    position[result.rank] = np.arange(costs.shape[0])
+    return int(costs[others & (position <= position[top])].sum())
 
 
 def reserved(run: Callable[[int], Retention], inner: int, budget: int) -> Retention:
@@ -387,23 +459,20 @@ class LineCounts:
 class PrefixTokens:
     """``m -> count(render(taken[:m], ids))``, the tokens of a prefix's table text.
 
-    With a counter that splits at word breaks and sources whose entries are adjacent in
-    ``taken`` (as ``candidates`` gives them), the text of a prefix is the first lines of the
-    whole table's: the counts of the runs of lines between its word breaks are summed once,
-    and a prefix costs a search and the count of the run it ends in.  Otherwise each prefix
-    is rendered and counted (``LineCounts.joined``).
+    The text of a prefix is the first lines of the whole table's (``rendered_lines``).  With a
+    counter that splits at word breaks, the counts of the runs of lines between its word breaks
+    are summed once, and a prefix costs a search and the count of the run it ends in.
+    Otherwise each prefix is rendered and counted (``LineCounts.joined``).
     """
 
     def __init__(self, taken: Sequence[Entry], ids: Sequence[str], count: LineCounts) -> None:
         self._taken, self._ids, self._count = taken, ids, count
-        sources = [source for source, _ in taken]
-        changes = sum(1 for a, b in itertools.pairwise(sources) if a != b)
-        self._adjacent = count.counter.splits_lines and (not taken or changes + 1 == len(set(sources)))
-        if self._adjacent:
+        self._split = count.counter.splits_lines
+        if self._split:
             self._lines = rendered_lines(taken, ids)
             self._ends = [1]  # the lines of the table of each prefix
-            for k, source in enumerate(sources):
-                self._ends.append(self._ends[-1] + 1 + (k == 0 or source != sources[k - 1]))
+            for k, (source, _) in enumerate(taken):
+                self._ends.append(self._ends[-1] + 1 + (k == 0 or source != taken[k - 1][0]))
             self._breaks = word_breaks(self._lines)
             bounds = [0, *self._breaks]
             self._before = [0]  # tokens of the runs before each break, with their line breaks
@@ -411,7 +480,7 @@ class PrefixTokens:
                 self._before.append(self._before[-1] + count("\n".join(self._lines[a:b])) + count("\n"))
 
     def __call__(self, m: int) -> int:
-        if not self._adjacent:
+        if not self._split:
             return self._count.joined(rendered_lines(self._taken[:m], self._ids))
         end = self._ends[m]
         j = bisect.bisect_left(self._breaks, end)  # the breaks inside the prefix's lines
