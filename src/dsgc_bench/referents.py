@@ -48,16 +48,14 @@ from dsgc_fast.encoders import CachedEncoder
 from . import plots
 from .referent_domains import DOMAINS, FORMS
 from .referent_sessions import QUERY_WEIGHTS, Session, generate_all
-from .runner import Encodings
+from .runner import Encodings, PolicyVariant
 from .suite import RunConfig, Section, read_json
 
 
 @dataclass(frozen=True)
-class Variant:
+class Variant(PolicyVariant):
     """A retention variant: engine policy, whether pins are on, which query it scores against."""
 
-    name: str
-    policy: str
     pins: bool
     query_distribution: bool = False
 

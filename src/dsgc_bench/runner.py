@@ -31,11 +31,21 @@ from .scenarios import STRENGTHS, TEMPLATES, Scenario, generate
 
 
 @dataclass(frozen=True)
-class Method:
-    """A retention rule under test: a core policy plus hop count / support normalization."""
+class PolicyVariant:
+    """A named way of running the engine: ``name`` (unique in its suite) and the engine ``policy``.
+
+    The base of every suite's variants (``Method`` here, ``referents.Variant``): a subclass
+    adds the options its suite reads, after these two fields.
+    """
 
     name: str
     policy: str
+
+
+@dataclass(frozen=True)
+class Method(PolicyVariant):
+    """A retention rule under test: a core policy plus hop count / support normalization."""
+
     label: str
     hops: int = 1
     normalized: bool = False
