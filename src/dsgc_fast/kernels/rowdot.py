@@ -7,7 +7,7 @@ an accumulator is row r's running sum, and every step adds the products of one c
 all lanes at once.  Numba's auto-vectorizer does not find this (it vectorizes along t, which
 the contract forbids), so it is written here as LLVM intrinsics, for two layouts:
 
-``dot_rows8`` / ``dot_rows16`` read a row-major (N, d) matrix::
+``dot_rows8`` / ``dot_rows16`` read a row-major (N, d) matrix, one or two groups of 8 rows::
 
     for each column block t0 = 0, 8, 16, ... (while t0 + 8 <= d):
         load the 8 x 8 block as 8 vectors, each two halves: columns t0 + 4h .. t0 + 4h + 3
@@ -195,40 +195,48 @@ def counted_loop(builder: ir.IRBuilder, start: ir.Value, end: ir.Value, step: in
     return t, acc, close
 
 
-def _store(builder: ir.IRBuilder, out_data: ir.Value, first: ir.Value, acc: list[ir.Value]) -> None:
-    for g, vec in enumerate(acc):
-        dst = builder.gep(out_data, [builder.add(first, ir.Constant(_I64, LANES * g))])
-        builder.store(vec, builder.bitcast(dst, _V_F64.as_pointer()), align=8)
+def _store(builder: ir.IRBuilder, out_data: ir.Value, firsts: list[ir.Value], acc: list[ir.Value]) -> None:
+    """out[firsts[g] + r] = lane r of acc[g]."""
+    for first, vec in zip(firsts, acc, strict=True):
+        builder.store(vec, builder.bitcast(builder.gep(out_data, [first]), _V_F64.as_pointer()), align=8)
 
 
 def _make_rows(groups: int, fused: bool):
     """The row-major intrinsic for ``groups`` x 8 rows (independent accumulators hide the add latency)."""
 
     @intrinsic
-    def dot_rows(typingctx, embs, q, i, out):
-        """out[i + r] = sum_{t < d - d % 8} q_t * e_{i+r, t}, left to right, r < 8 * groups.
+    def dot_rows(typingctx, embs, q, i, last, out):
+        """out[j] = sum_{t < d - d % 8} q_t * e_{j, t}, left to right, for the rows j of each group of 8.
 
+        Group g < groups - 1 is rows i + 8g .. i + 8g + 7 and the last group rows last .. last + 7
+        (the only group when groups = 1): ``last`` = i + 8 * (groups - 1) is one block of
+        8 * groups rows, a smaller one overlaps the group before (a row summed twice gets the
+        same bits twice), so one pass covers any 8 * (groups - 1) < count <= 8 * groups rows.
         ``embs`` (N, d) C-contiguous float64, float32 or half bits (uint16), ``q`` (d,) and
-        ``out`` C-contiguous float64; the caller guarantees i + 8 * groups <= N.
+        ``out`` C-contiguous float64; the caller guarantees i + 8 * (groups - 1) <= N and
+        last + 8 <= N.
         """
         if not (_contiguous(embs, 2, tuple(_ITEMS)) and _float64_vector(q) and _float64_vector(out)):
             return None
-        if not isinstance(i, types.Integer):
+        if not (isinstance(i, types.Integer) and isinstance(last, types.Integer)):
             return None
 
         def codegen(context, builder, signature, args):
-            e_ty, q_ty, i_ty, o_ty = signature.args
+            e_ty, q_ty, i_ty, last_ty, o_ty = signature.args
             e_arr = context.make_array(e_ty)(context, builder, args[0])
             q_arr = context.make_array(q_ty)(context, builder, args[1])
-            o_arr = context.make_array(o_ty)(context, builder, args[3])
+            o_arr = context.make_array(o_ty)(context, builder, args[4])
             row0 = context.cast(builder, args[2], i_ty, types.int64)
+            firsts = [builder.add(row0, ir.Constant(_I64, LANES * g)) for g in range(groups - 1)]
+            firsts.append(context.cast(builder, args[3], last_ty, types.int64))
             width = e_ty.dtype.bitwidth // 8
             d = builder.extract_value(e_arr.shape, 1)
             row_bytes = builder.extract_value(e_arr.strides, 0)
             base = builder.bitcast(e_arr.data, _BYTE_PTR)
             starts = [
-                builder.gep(base, [builder.mul(builder.add(row0, ir.Constant(_I64, r)), row_bytes)])
-                for r in range(LANES * groups)
+                builder.gep(base, [builder.mul(builder.add(first, ir.Constant(_I64, r)), row_bytes)])
+                for first in firsts
+                for r in range(LANES)
             ]
             prefetch = cgutils.get_or_insert_function(builder.module, _PREFETCH_TYPE, "llvm.prefetch.p0")
             end = builder.and_(d, ir.Constant(_I64, -LANES))
@@ -253,10 +261,10 @@ def _make_rows(groups: int, fused: bool):
                 for g in range(groups):
                     sums[g] = _step(builder, sums[g], q_v, _doubles(builder, columns[g][t]), fused)
             close(sums)
-            _store(builder, o_arr.data, row0, acc)
+            _store(builder, o_arr.data, firsts, acc)
             return cgutils.get_null_value(context.get_value_type(types.none))
 
-        return types.none(embs, q, i, out), codegen
+        return types.none(embs, q, i, last, out), codegen
 
     return dot_rows
 
@@ -298,7 +306,7 @@ def _make_tile(fused: bool):
                 lanes = _doubles(builder, _floats(builder, builder.load(ptr, align=width), e_ty.dtype))
                 sums.append(_step(builder, acc[g], q_v, lanes, fused))
             close(sums)
-            _store(builder, o_arr.data, first, acc)
+            _store(builder, o_arr.data, [builder.add(first, ir.Constant(_I64, LANES * g)) for g in range(groups)], acc)
             return cgutils.get_null_value(context.get_value_type(types.none))
 
         return types.none(tiles, q, k, out, first), codegen
@@ -334,9 +342,9 @@ def significand_bits(typingctx, embs):
     return types.int64(embs), codegen
 
 
-#: out[i:i+8] (one accumulator vector), two roundings per step
+#: out[last:last+8] (one accumulator vector; ``i`` is not read), two roundings per step
 dot_rows8 = _make_rows(1, fused=False)
-#: out[i:i+16] (two independent accumulator vectors: the add latency is hidden)
+#: out[i:i+8] and out[last:last+8] (two independent accumulator vectors: the add latency is hidden)
 dot_rows16 = _make_rows(2, fused=False)
 #: ``dot_rows8`` with one ``fmuladd`` per step (only where products are exact)
 dot_rows8_fused = _make_rows(1, fused=True)
