@@ -53,7 +53,7 @@ def test_large_matrix_rows_equal_the_scalar_row_loop():
 def test_the_intrinsic_refuses_arrays_that_are_not_c_contiguous():
     @numba.njit
     def call(embs, q, out):
-        dot_rows16(embs, q, 0, out)
+        dot_rows16(embs, q, 0, 8, out)
 
     embs = np.ones((16, 16), dtype=np.float32)[:, ::2]  # strided rows: lanes would read wrong columns
     with pytest.raises(numba.core.errors.TypingError):
@@ -125,7 +125,7 @@ def test_a_product_that_a_fused_step_would_round_differently_is_not_fused():
 
     @numba.njit
     def fused_rows(embs, q, out):
-        dot_rows16_fused(embs, q, 0, out)
+        dot_rows16_fused(embs, q, 0, 8, out)
 
     got_fused = np.empty(16)
     fused_rows(embs, q, got_fused)

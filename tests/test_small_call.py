@@ -149,3 +149,8 @@ def test_kernel_knobs_follow_the_params_object():
             p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, stages.score_rule(p.policy),
             stages.SELECTION_CODES[p.selection],
         )  # fmt: skip
+        tau, lam, density, hops, decay, rule, selection = stages.kernel_knobs(p)
+        for mode, fast in (("exact", 0.0), ("fast", 1.0)):
+            knobs, small_hops = stages.small_knobs(p, mode)
+            assert knobs.tolist() == [tau, lam, density, decay, rule, selection, fast] and small_hops == hops
+            assert not knobs.flags.writeable  # shared by every call with this Params

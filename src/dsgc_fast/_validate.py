@@ -22,7 +22,7 @@ checks = deferred("dsgc_fast.kernels.checks")
 propagation = deferred("dsgc_fast.kernels.propagation")
 
 #: integer inputs (indices, costs, offsets) stay below this, so their sums stay inside int64
-_INDEX_LIMIT = INT64_MAX // 4
+INDEX_LIMIT = INT64_MAX // 4
 
 
 #: the dtypes embeddings are kept and scored in (any other real dtype becomes float64)
@@ -210,9 +210,9 @@ def integer_vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
     if kind == "f":
         if not (np.isfinite(arr).all() and (arr == np.floor(arr)).all()):
             raise DsgcTypeError(f"{name} must hold integers, got non-integral values")
-        if arr.size and np.abs(arr).max() > _INDEX_LIMIT:
+        if arr.size and np.abs(arr).max() > INDEX_LIMIT:
             raise DsgcValueError(f"{name} has values too large for int64")
-    elif kind == "u" and arr.size and arr.max() > _INDEX_LIMIT:
+    elif kind == "u" and arr.size and arr.max() > INDEX_LIMIT:
         raise DsgcValueError(f"{name} has values too large for int64")
     elif arr.dtype == np.int64 and arr.flags.c_contiguous:
         return arr  # native int64 already (a byte-swapped one is converted below)
@@ -248,8 +248,11 @@ def nonnegative_values(name: str, value: Any, n: int) -> np.ndarray:
 
 
 def cost_limit(n: int) -> int:
-    """The largest token cost allowed in a store of ``n`` blocks: their total stays below the index limit."""
-    return _INDEX_LIMIT // max(n, 1)
+    """The largest token cost allowed in a store of ``n`` blocks: their total stays below the index limit.
+
+    (``kernels.pipeline.retain_small`` computes it in the kernel, from ``INDEX_LIMIT`` too.)
+    """
+    return INDEX_LIMIT // max(n, 1)
 
 
 #: the query and embedding dtypes the kernels read as they are (native byte order)
@@ -304,7 +307,7 @@ def ages(value: Any, n: int, policy: str) -> np.ndarray | None:
 
 def block_count(value: Any, name: str = "n") -> int:
     """A number of blocks (or referents): a non-negative integer below the index limit."""
-    if not is_integer_scalar(value) or not 0 <= int(value) <= _INDEX_LIMIT:
+    if not is_integer_scalar(value) or not 0 <= int(value) <= INDEX_LIMIT:
         raise DsgcValueError(f"{name} must be a non-negative integer count, got {value!r}")
     return int(value)
 

@@ -38,6 +38,8 @@ selection_kernels = deferred("dsgc_fast.kernels.selection")
 SMALL_N = 2048
 #: int8 reason codes of the pinned walk: kept by closure, kept pinned, tabled
 PIN_CODES = np.array([Reason.KEPT_CLOSURE, Reason.KEPT_PINNED, Reason.TABLED], dtype=np.int8)
+#: the dtypes of ``_fused_path``'s outputs, made once (a dtype object is cheaper to pass than a type)
+_INT64, _BOOL, _INT8 = np.dtype(np.int64), np.dtype(np.bool_), np.dtype(np.int8)
 
 
 def retain(
@@ -232,12 +234,13 @@ def _fused_path(
     """
     n = embs.shape[0]
     out = np.zeros((5, n))  # similarity, relevance, propagated, scores; the working support (0: no ages)
-    positions = np.empty((2, n), dtype=np.int64)
-    mask = np.zeros(n, dtype=np.bool_)
-    reasons = np.empty(n, dtype=np.int8)
+    positions = np.empty((2, n), dtype=_INT64)
+    mask = np.zeros(n, dtype=_BOOL)
+    reasons = np.empty(n, dtype=_INT8)
+    knobs, hops = stages.small_knobs(p, mode)
     outcome, used, count = pipeline.retain_small(
-        stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, budget, _validate.cost_limit(n),
-        *stages.kernel_knobs(p), mode == "fast", stages.REASON_CODES, out, positions, mask, reasons,
+        stages.kernel_array(embs), q, cost, graph.dep_indptr, graph.dep_indices, budget, knobs, hops,
+        stages.REASON_CODES, out, positions, mask, reasons,
     )  # fmt: skip
     if outcome != pipeline.DONE:
         if outcome == pipeline.UNCHECKED:

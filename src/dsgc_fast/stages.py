@@ -76,31 +76,63 @@ def score_rule(policy: str, working: bool = False) -> int:
 #: what ``kernel_knobs`` gives: tau, lambda_pi (the effective one), density_exponent, hops, decay, score rule,
 #: selection code
 Knobs = tuple[float, float, float, int, float, int, int]
-#: ``kernel_knobs`` of the Params objects seen, by id; each entry holds its Params, so the id stays its own
-_KNOBS: dict[int, tuple[Params, Knobs]] = {}
+#: what ``small_knobs`` gives: the float64 knob vector of ``kernels.pipeline.retain_small`` and hops
+SmallKnobs = tuple[npt.NDArray[np.float64], int]
+#: the knobs of the Params objects seen, by id: (the Params, ``kernel_knobs``, ``small_knobs`` for the
+#: exact and the fast mode); each entry holds its Params, so the id stays its own
+_KNOBS: dict[int, tuple[Params, Knobs, tuple[SmallKnobs, SmallKnobs]]] = {}
 #: entries kept before ``_KNOBS`` starts over (entry points reuse a few Params objects: ``Params.of``)
 _KNOBS_LIMIT = 64
 
 
+def _knobs_entry(p: Params) -> tuple[Params, Knobs, tuple[SmallKnobs, SmallKnobs]]:
+    """The ``_KNOBS`` entry of ``p``, made at its first use (a ``Params`` is immutable)."""
+    entry = _KNOBS.get(id(p))
+    if entry is not None and entry[0] is p:
+        return entry
+    return _new_knobs_entry(p)
+
+
+def _new_knobs_entry(p: Params) -> tuple[Params, Knobs, tuple[SmallKnobs, SmallKnobs]]:
+    """Make and keep the ``_KNOBS`` entry of ``p``."""
+    tau, lam, density, hops, decay, rule, selection = knobs = (
+        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, score_rule(p.policy),
+        SELECTION_CODES[p.selection],
+    )  # fmt: skip
+    small = []
+    for fast in (0, 1):
+        vector = np.array([tau, lam, density, decay, rule, selection, fast], dtype=np.float64)
+        vector.flags.writeable = False
+        small.append((vector, hops))
+    if len(_KNOBS) >= _KNOBS_LIMIT:
+        _KNOBS.clear()
+    entry = _KNOBS[id(p)] = (p, knobs, (small[0], small[1]))
+    return entry
+
+
 def kernel_knobs(p: Params) -> Knobs:
-    """The knobs of ``p`` in the order the fused kernels (``kernels.pipeline``, ``kernels.batch``) take them.
+    """The knobs of ``p`` in the order the fused kernels (``kernels.batch``) take them.
 
     ``(tau, lambda_pi, density_exponent, hops, decay, rule, selection)``, with lambda_pi as
     the score uses it (``Params.effective_lambda``), rule = ``score_rule(p.policy)`` and
     selection = ``SELECTION_CODES[p.selection]``.  A ``Params`` is immutable, so each
     object's tuple is made once and looked up by identity afterwards.
     """
-    entry = _KNOBS.get(id(p))
-    if entry is not None and entry[0] is p:
-        return entry[1]
-    knobs = (
-        p.tau, p.effective_lambda, p.density_exponent, p.hops, p.decay, score_rule(p.policy),
-        SELECTION_CODES[p.selection],
-    )  # fmt: skip
-    if len(_KNOBS) >= _KNOBS_LIMIT:
-        _KNOBS.clear()
-    _KNOBS[id(p)] = (p, knobs)
-    return knobs
+    return _knobs_entry(p)[1]
+
+
+def small_knobs(p: Params, mode: str) -> SmallKnobs:
+    """The knobs of ``p`` and ``mode`` as ``kernels.pipeline.retain_small`` takes them: ``(knobs, hops)``.
+
+    ``knobs`` is a read-only float64 vector (tau, lambda_pi, density_exponent, decay, rule,
+    selection, fast) of the values of ``kernel_knobs`` (the rule and the selection code are
+    small integers, and fast is 1 for ``mode="fast"``, else 0: exact in float64): one array
+    argument where seven scalars cost the kernel's dispatcher more.  Made once per ``Params``.
+    """
+    entry = _KNOBS.get(id(p))  # ``_knobs_entry`` inline: this runs once per small call
+    if entry is None or entry[0] is not p:
+        entry = _new_knobs_entry(p)
+    return entry[2][mode == "fast"]
 
 
 def check_mode(mode: object) -> str:
@@ -131,9 +163,12 @@ class Scored(NamedTuple):
     keep_reason: npt.NDArray[np.int8]
 
 
+_FLOAT16 = np.dtype(np.float16)
+
+
 def kernel_array(embs: np.ndarray) -> np.ndarray:
     """The array the scoring kernels read: float16 as its bits (uint16), others unchanged."""
-    return embs.view(np.uint16) if embs.dtype == np.float16 else embs
+    return embs.view(np.uint16) if embs.dtype == _FLOAT16 else embs
 
 
 def similarity_rows(queries: Floats, embs: Embeddings, mode: str = "exact") -> Floats:

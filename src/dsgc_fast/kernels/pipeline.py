@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from .._config import JIT
+from .._validate import INDEX_LIMIT
 from .checks import all_finite, cost_bounds, widen_finite
 from .closure import closure_mask, select_pinned
 from .graph_kernels import fill_edge_rows
@@ -83,26 +84,26 @@ DONE, NOT_FINITE, UNCHECKED = 0, 1, 2
 
 
 @numba.njit(**JIT)
-def retain_small(
-    embs, q, costs, dep_indptr, dep_indices, budget, cost_limit,
-    tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes,
-    out, positions, mask, reasons,
-):  # fmt: skip
+def retain_small(embs, q, costs, dep_indptr, dep_indices, budget, knobs, hops, codes, out, positions, mask, reasons):
     """``retain_store`` for one call from Python, with the checks of values and the glue around it.
 
-    ``q`` is float32 or float64 (read as its exact float64 copy).  First the checks of
-    values: if the query has a NaN or inf, or a cost is negative or above
-    ``cost_limit``, nothing else is done and the outcome is UNCHECKED (the caller's checks say
-    why).  Then the budget is capped at the total cost and ``retain_store`` runs: ``out``
-    rows receive (similarity, relevance, propagated, scores), ``positions[0]`` every index
-    best first and ``positions[1][:count]`` the kept indices, ascending.  Returns
-    ``(outcome, used, count)``; NOT_FINITE when a similarity is NaN or infinite (the caller
-    raises; nothing here reads out of bounds on such values).
+    ``knobs`` = (tau, lambda_pi, density_exponent, decay, rule, selection, fast) as float64
+    (``stages.small_knobs``: the last three are small integers), so that Python's call
+    passes one array for seven scalars.  ``q`` is float32 or float64 (read as its exact
+    float64 copy).  First the checks of values: if the query has a NaN or inf, or a cost is
+    negative or above ``_validate.cost_limit(N)``, nothing else is done and the outcome is
+    UNCHECKED (the caller's checks say why).  Then the budget is capped at the total cost
+    and ``retain_store`` runs: ``out`` rows receive (similarity, relevance, propagated,
+    scores), ``positions[0]`` every index best first and ``positions[1][:count]`` the kept
+    indices, ascending.  Returns ``(outcome, used, count)``; NOT_FINITE when a similarity is
+    NaN or infinite (the caller raises; nothing here reads out of bounds on such values).
     """
     negative, top, total = cost_bounds(costs, 1)
     q64 = np.empty((1, q.shape[0]))
-    if negative or top > cost_limit or not widen_finite(q.reshape((1, q.shape[0])), q64):
+    if negative or top > INDEX_LIMIT // max(costs.shape[0], 1) or not widen_finite(q.reshape((1, q.shape[0])), q64):
         return UNCHECKED, 0, 0
+    tau, lambda_pi, density_exponent, decay = knobs[0], knobs[1], knobs[2], knobs[3]
+    rule, selection, fast = np.int64(knobs[4]), np.int64(knobs[5]), knobs[6] != 0.0
     used = retain_store(
         embs, q64[0], costs, dep_indptr, dep_indices, min(budget, total),
         tau, lambda_pi, density_exponent, hops, decay, rule, selection, fast, codes,

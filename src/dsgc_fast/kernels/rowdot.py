@@ -7,12 +7,17 @@ an accumulator is row r's running sum, and every step adds the products of one c
 all lanes at once.  Numba's auto-vectorizer does not find this (it vectorizes along t, which
 the contract forbids), so it is written here as LLVM intrinsics, for two layouts:
 
-``dot_rows8`` / ``dot_rows16`` read a row-major (N, d) matrix::
+``dot_rows8`` / ``dot_rows16`` read a row-major (N, d) matrix, one or two groups of 8 rows::
 
     for each column block t0 = 0, 8, 16, ... (while t0 + 8 <= d):
-        load 8 consecutive elements of each row           (8 vectors, rows x columns)
-        transpose them with 24 shuffles                    (8 vectors, columns x rows)
+        load the 8 x 8 block as 8 vectors, each two halves: columns t0 + 4h .. t0 + 4h + 3
+            of rows r (low half) and r + 4 (high half), r < 4, h < 2
+        transpose them with 16 shuffles                    (8 vectors, columns x rows)
         for t in t0 .. t0 + 7:  acc <- acc + q_t * column_t   (lane r: row r only)
+
+(An 8 x 8 transpose of whole rows takes 24 shuffles, in three stages; loading each vector
+from two rows does the stage that moves halves, as loads, which do not compete with the
+shuffles and the conversions for the one port that runs them on x86.)
 
 The last ``d % 8`` columns are left to the caller (scalar, continuing each row's sum).
 
@@ -82,26 +87,45 @@ def _mask(lanes: list[int]) -> ir.Constant:
     return ir.Constant(ir.VectorType(_I32, len(lanes)), lanes)
 
 
-# an 8 x 8 transpose in three stages of shuffles (interleave 1, 2 and 4 elements)
+# the two in-lane stages of an 8 x 8 transpose (interleave 1, then 2 elements within each half)
 _UNPACK_LO, _UNPACK_HI = _mask([0, 8, 1, 9, 4, 12, 5, 13]), _mask([2, 10, 3, 11, 6, 14, 7, 15])
 _PAIRS_LO, _PAIRS_HI = _mask([0, 1, 8, 9, 4, 5, 12, 13]), _mask([2, 3, 10, 11, 6, 7, 14, 15])
-_HALF_LO, _HALF_HI = _mask([0, 1, 2, 3, 8, 9, 10, 11]), _mask([4, 5, 6, 7, 12, 13, 14, 15])
+_CONCAT = _mask(list(range(LANES)))
 _BROADCAST = _mask([0] * LANES)
 
 
-def _transpose(builder: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
-    """8 vectors v_r (row r, columns 0..7) -> 8 vectors c_t (column t, rows 0..7)."""
-    a = []
-    for p in range(0, 8, 2):
-        a += [builder.shuffle_vector(rows[p], rows[p + 1], _UNPACK_LO),
-              builder.shuffle_vector(rows[p], rows[p + 1], _UNPACK_HI)]  # fmt: skip
-    b = []
-    for base in (0, 4):
-        for x, y in ((a[base], a[base + 2]), (a[base + 1], a[base + 3])):
-            b += [builder.shuffle_vector(x, y, _PAIRS_LO), builder.shuffle_vector(x, y, _PAIRS_HI)]
-    return [builder.shuffle_vector(b[j], b[j + 4], _HALF_LO) for j in range(4)] + [
-        builder.shuffle_vector(b[j], b[j + 4], _HALF_HI) for j in range(4)
+def _load_halves(builder: ir.IRBuilder, rows: list[ir.Value], offset: ir.Value, dtype: types.Type) -> list[ir.Value]:
+    """The 8 vectors ``_transpose_halves`` takes, from 8 row pointers at byte ``offset`` (column t0).
+
+    v_{4h+r} = columns t0 + 4h .. t0 + 4h + 3 of row r, then of row r + 4, as float32 or
+    float64 (``_floats``): two loads of 4 elements each, joined.
+    """
+    width = dtype.bitwidth // 8
+    v_half = ir.VectorType(_ITEMS[dtype], LANES // 2).as_pointer()
+
+    def half(r: int, h: int) -> ir.Value:
+        at = builder.gep(rows[r], [builder.add(offset, ir.Constant(_I64, 4 * h * width))])
+        return builder.load(builder.bitcast(at, v_half), align=width)
+
+    return [
+        _floats(builder, builder.shuffle_vector(half(r, h), half(r + 4, h), _CONCAT), dtype)
+        for h in (0, 1)
+        for r in range(4)
     ]
+
+
+def _transpose_halves(builder: ir.IRBuilder, halves: list[ir.Value]) -> list[ir.Value]:
+    """8 vectors v_{4h+r} (columns 4h..4h+3 of row r, then of row r + 4) -> 8 vectors c_t (column t, rows 0..7).
+
+    Each group of four is a 4 x 4 transpose inside both halves at once: 8 shuffles.
+    """
+    columns = []
+    for h in (0, 1):
+        v = halves[4 * h : 4 * h + 4]
+        a = [builder.shuffle_vector(v[p], v[p + 1], m) for p in (0, 2) for m in (_UNPACK_LO, _UNPACK_HI)]
+        for x, y in ((a[0], a[2]), (a[1], a[3])):
+            columns += [builder.shuffle_vector(x, y, _PAIRS_LO), builder.shuffle_vector(x, y, _PAIRS_HI)]
+    return columns
 
 
 def _floats(builder: ir.IRBuilder, vec: ir.Value, dtype: types.Type) -> ir.Value:
@@ -171,41 +195,48 @@ def counted_loop(builder: ir.IRBuilder, start: ir.Value, end: ir.Value, step: in
     return t, acc, close
 
 
-def _store(builder: ir.IRBuilder, out_data: ir.Value, first: ir.Value, acc: list[ir.Value]) -> None:
-    for g, vec in enumerate(acc):
-        dst = builder.gep(out_data, [builder.add(first, ir.Constant(_I64, LANES * g))])
-        builder.store(vec, builder.bitcast(dst, _V_F64.as_pointer()), align=8)
+def _store(builder: ir.IRBuilder, out_data: ir.Value, firsts: list[ir.Value], acc: list[ir.Value]) -> None:
+    """out[firsts[g] + r] = lane r of acc[g]."""
+    for first, vec in zip(firsts, acc, strict=True):
+        builder.store(vec, builder.bitcast(builder.gep(out_data, [first]), _V_F64.as_pointer()), align=8)
 
 
 def _make_rows(groups: int, fused: bool):
     """The row-major intrinsic for ``groups`` x 8 rows (independent accumulators hide the add latency)."""
 
     @intrinsic
-    def dot_rows(typingctx, embs, q, i, out):
-        """out[i + r] = sum_{t < d - d % 8} q_t * e_{i+r, t}, left to right, r < 8 * groups.
+    def dot_rows(typingctx, embs, q, i, last, out):
+        """out[j] = sum_{t < d - d % 8} q_t * e_{j, t}, left to right, for the rows j of each group of 8.
 
+        Group g < groups - 1 is rows i + 8g .. i + 8g + 7 and the last group rows last .. last + 7
+        (the only group when groups = 1): ``last`` = i + 8 * (groups - 1) is one block of
+        8 * groups rows, a smaller one overlaps the group before (a row summed twice gets the
+        same bits twice), so one pass covers any 8 * (groups - 1) < count <= 8 * groups rows.
         ``embs`` (N, d) C-contiguous float64, float32 or half bits (uint16), ``q`` (d,) and
-        ``out`` C-contiguous float64; the caller guarantees i + 8 * groups <= N.
+        ``out`` C-contiguous float64; the caller guarantees i + 8 * (groups - 1) <= N and
+        last + 8 <= N.
         """
         if not (_contiguous(embs, 2, tuple(_ITEMS)) and _float64_vector(q) and _float64_vector(out)):
             return None
-        if not isinstance(i, types.Integer):
+        if not (isinstance(i, types.Integer) and isinstance(last, types.Integer)):
             return None
 
         def codegen(context, builder, signature, args):
-            e_ty, q_ty, i_ty, o_ty = signature.args
+            e_ty, q_ty, i_ty, last_ty, o_ty = signature.args
             e_arr = context.make_array(e_ty)(context, builder, args[0])
             q_arr = context.make_array(q_ty)(context, builder, args[1])
-            o_arr = context.make_array(o_ty)(context, builder, args[3])
+            o_arr = context.make_array(o_ty)(context, builder, args[4])
             row0 = context.cast(builder, args[2], i_ty, types.int64)
+            firsts = [builder.add(row0, ir.Constant(_I64, LANES * g)) for g in range(groups - 1)]
+            firsts.append(context.cast(builder, args[3], last_ty, types.int64))
             width = e_ty.dtype.bitwidth // 8
-            v_item = ir.VectorType(_ITEMS[e_ty.dtype], LANES)
             d = builder.extract_value(e_arr.shape, 1)
             row_bytes = builder.extract_value(e_arr.strides, 0)
             base = builder.bitcast(e_arr.data, _BYTE_PTR)
             starts = [
-                builder.gep(base, [builder.mul(builder.add(row0, ir.Constant(_I64, r)), row_bytes)])
-                for r in range(LANES * groups)
+                builder.gep(base, [builder.mul(builder.add(first, ir.Constant(_I64, r)), row_bytes)])
+                for first in firsts
+                for r in range(LANES)
             ]
             prefetch = cgutils.get_or_insert_function(builder.module, _PREFETCH_TYPE, "llvm.prefetch.p0")
             end = builder.and_(d, ir.Constant(_I64, -LANES))
@@ -218,23 +249,22 @@ def _make_rows(groups: int, fused: bool):
             ahead = builder.gep(ahead, [builder.mul(t0, ir.Constant(_I64, LANES * groups * width))])
             for line in range(groups * width):  # read, into L2 (see the module docstring), data
                 builder.call(prefetch, [builder.gep(ahead, [ir.Constant(_I64, 64 * line)]), _READ, _L2, _DATA])
-            columns = []
-            for g in range(groups):
-                loaded = [
-                    _floats(builder, builder.load(builder.bitcast(builder.gep(starts[LANES * g + r], [offset]), v_item.as_pointer()), align=width), e_ty.dtype)
-                    for r in range(LANES)
-                ]  # fmt: skip
-                columns.append(_transpose(builder, loaded))
+            columns = [
+                _transpose_halves(
+                    builder, _load_halves(builder, starts[LANES * g : LANES * (g + 1)], offset, e_ty.dtype)
+                )
+                for g in range(groups)
+            ]
             sums = list(acc)
             for t in range(LANES):
                 q_v = _broadcast(builder, q_arr.data, builder.add(t0, ir.Constant(_I64, t)))
                 for g in range(groups):
                     sums[g] = _step(builder, sums[g], q_v, _doubles(builder, columns[g][t]), fused)
             close(sums)
-            _store(builder, o_arr.data, row0, acc)
+            _store(builder, o_arr.data, firsts, acc)
             return cgutils.get_null_value(context.get_value_type(types.none))
 
-        return types.none(embs, q, i, out), codegen
+        return types.none(embs, q, i, last, out), codegen
 
     return dot_rows
 
@@ -276,7 +306,7 @@ def _make_tile(fused: bool):
                 lanes = _doubles(builder, _floats(builder, builder.load(ptr, align=width), e_ty.dtype))
                 sums.append(_step(builder, acc[g], q_v, lanes, fused))
             close(sums)
-            _store(builder, o_arr.data, first, acc)
+            _store(builder, o_arr.data, [builder.add(first, ir.Constant(_I64, LANES * g)) for g in range(groups)], acc)
             return cgutils.get_null_value(context.get_value_type(types.none))
 
         return types.none(tiles, q, k, out, first), codegen
@@ -312,9 +342,9 @@ def significand_bits(typingctx, embs):
     return types.int64(embs), codegen
 
 
-#: out[i:i+8] (one accumulator vector), two roundings per step
+#: out[last:last+8] (one accumulator vector; ``i`` is not read), two roundings per step
 dot_rows8 = _make_rows(1, fused=False)
-#: out[i:i+16] (two independent accumulator vectors: the add latency is hidden)
+#: out[i:i+8] and out[last:last+8] (two independent accumulator vectors: the add latency is hidden)
 dot_rows16 = _make_rows(2, fused=False)
 #: ``dot_rows8`` with one ``fmuladd`` per step (only where products are exact)
 dot_rows8_fused = _make_rows(1, fused=True)

@@ -63,16 +63,21 @@ def _dot_row(embs, q, j):
 
 @numba.njit(**JIT)
 def _rows(embs, q, i, count, fused, out):
-    """out[i:i+count] for count = 8 or 16: the SIMD block, then each row's last d % 8 terms."""
-    if count == 16:
+    """out[i:i+count] for 8 <= count <= 16 in one ``rowdot`` pass, then each row's last d % 8 terms.
+
+    One group of 8 rows, or two: from row i and ending at row i + count (overlapping the
+    first when count < 16).
+    """
+    last = i + count - LANES
+    if count > LANES:
         if fused:
-            dot_rows16_fused(embs, q, i, out)
+            dot_rows16_fused(embs, q, i, last, out)
         else:
-            dot_rows16(embs, q, i, out)
+            dot_rows16(embs, q, i, last, out)
     elif fused:
-        dot_rows8_fused(embs, q, i, out)
+        dot_rows8_fused(embs, q, i, i, out)
     else:
-        dot_rows8(embs, q, i, out)
+        dot_rows8(embs, q, i, i, out)
     d = embs.shape[1]
     for j in range(i, i + count):
         s = out[j]
@@ -87,30 +92,27 @@ def _similarity_impl(embs, q, out):
     ``embs`` is float64, float32 or float16 as its bits (uint16).  Rows go 16 at a time
     through ``rowdot`` (vector lanes are rows, so each row keeps its own summation order and
     the bits equal the one-row loop and ``dsgc_ref``), fused (one FMA per step) when
-    ``products_exact``; a ragged last block overlaps the one before it (a row computed twice
-    gets the same bits twice; a block of 8 rows when at most 8 are left), and a task of fewer
-    than 8 rows runs the scalar loop.  Rows are owned by one task, so any thread count gives
-    the same bits.
+    ``products_exact``; the ragged last 8 to 16 rows take one pass whose last group of 8
+    overlaps the one before (a row computed twice gets the same bits twice), and fewer than 8
+    left after a block of 16 take the last 8 rows; a task of fewer than 8 rows runs the
+    scalar loop.  Rows are owned by one task, so any thread count gives the same bits.
     """
     n = embs.shape[0]
     fused = products_exact(embs, q)
     for c in numba.prange((n + _CHUNK - 1) // _CHUNK):
         lo = c * _CHUNK
         hi = min(lo + _CHUNK, n)
-        i = lo
-        while hi - i >= 16:
-            _rows(embs, q, i, 16, fused, out)
-            i += 16
-        if i < hi:
-            if hi - lo >= 16:
-                last = 16 if hi - i > 8 else 8
-                _rows(embs, q, hi - last, last, fused, out)
-            elif hi - lo >= 8:
-                _rows(embs, q, lo, 8, fused, out)
-                _rows(embs, q, hi - 8, 8, fused, out)
-            else:
-                for j in range(lo, hi):
-                    out[j] = _dot_row(embs, q, j)
+        if hi - lo >= LANES:
+            i = lo
+            while hi - i > 16:
+                _rows(embs, q, i, 16, fused, out)
+                i += 16
+            if hi - i < LANES:  # after a block of 16: the last 8 rows, overlapping it
+                i = hi - LANES
+            _rows(embs, q, i, hi - i, fused, out)
+        else:
+            for j in range(lo, hi):
+                out[j] = _dot_row(embs, q, j)
 
 
 similarity = numba.njit(_similarity_impl, **JIT)
