@@ -56,6 +56,9 @@ machine has (AVX-512, AVX2, SSE2, NEON).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -163,6 +166,20 @@ def _float64_vector(ty: types.Type) -> bool:
     return _contiguous(ty, 1, (types.float64,))
 
 
+def _accepts(embs: types.Type, ndim: int, q: types.Type, out: types.Type, *indices: types.Type) -> bool:
+    """The argument types a dot intrinsic compiles for: ``embs`` C-contiguous with ``ndim``
+    dimensions of a supported item, ``q`` and ``out`` float64 vectors, ``indices`` integers."""
+    vectors = _contiguous(embs, ndim, tuple(_ITEMS)) and _float64_vector(q) and _float64_vector(out)
+    return vectors and all(isinstance(k, types.Integer) for k in indices)
+
+
+def _arrays(
+    context: Any, builder: ir.IRBuilder, signature: Any, args: Sequence[ir.Value], *positions: int
+) -> list[Any]:
+    """The array structures of an intrinsic's arguments at ``positions``."""
+    return [context.make_array(signature.args[k])(context, builder, args[k]) for k in positions]
+
+
 def counted_loop(builder: ir.IRBuilder, start: ir.Value, end: ir.Value, step: int, initial: list[ir.Value]):
     """Open ``for t = start; t < end; t += step`` carrying one accumulator per ``initial`` value.
 
@@ -216,16 +233,12 @@ def _make_rows(groups: int, fused: bool):
         ``out`` C-contiguous float64; the caller guarantees i + 8 * (groups - 1) <= N and
         last + 8 <= N.
         """
-        if not (_contiguous(embs, 2, tuple(_ITEMS)) and _float64_vector(q) and _float64_vector(out)):
-            return None
-        if not (isinstance(i, types.Integer) and isinstance(last, types.Integer)):
+        if not _accepts(embs, 2, q, out, i, last):
             return None
 
         def codegen(context, builder, signature, args):
-            e_ty, q_ty, i_ty, last_ty, o_ty = signature.args
-            e_arr = context.make_array(e_ty)(context, builder, args[0])
-            q_arr = context.make_array(q_ty)(context, builder, args[1])
-            o_arr = context.make_array(o_ty)(context, builder, args[4])
+            e_ty, _, i_ty, last_ty, _ = signature.args
+            e_arr, q_arr, o_arr = _arrays(context, builder, signature, args, 0, 1, 4)
             row0 = context.cast(builder, args[2], i_ty, types.int64)
             firsts = [builder.add(row0, ir.Constant(_I64, LANES * g)) for g in range(groups - 1)]
             firsts.append(context.cast(builder, args[3], last_ty, types.int64))
@@ -280,16 +293,12 @@ def _make_tile(fused: bool):
         ``q`` (d,) and ``out`` C-contiguous float64; the caller guarantees k < T and
         first + TILE_ROWS <= len(out).
         """
-        if not (_contiguous(tiles, 3, tuple(_ITEMS)) and _float64_vector(q) and _float64_vector(out)):
-            return None
-        if not (isinstance(k, types.Integer) and isinstance(first, types.Integer)):
+        if not _accepts(tiles, 3, q, out, k, first):
             return None
 
         def codegen(context, builder, signature, args):
-            e_ty, q_ty, k_ty, o_ty, f_ty = signature.args
-            e_arr = context.make_array(e_ty)(context, builder, args[0])
-            q_arr = context.make_array(q_ty)(context, builder, args[1])
-            o_arr = context.make_array(o_ty)(context, builder, args[3])
+            e_ty, _, k_ty, _, f_ty = signature.args
+            e_arr, q_arr, o_arr = _arrays(context, builder, signature, args, 0, 1, 3)
             tile = context.cast(builder, args[2], k_ty, types.int64)
             first = context.cast(builder, args[4], f_ty, types.int64)
             width = e_ty.dtype.bitwidth // 8
