@@ -85,8 +85,9 @@ RESERVE_CHARS = 40
 #: block (the rest is left to the messages); all of it otherwise
 RESERVE_SHARE = 0.75
 #: an earlier block at least this many times as relevant as the mean block is one the newest
-#: turn asks for (measured: the blocks a request for the next action matches most sit at a median
-#: 1.3-1.4x the mean on BFCL, a fact asked for again at 2-6x on the long-range conversations)
+#: turn asks for (measured: a request for the next action matches its best earlier block at a
+#: median 1.3-1.4x the mean on BFCL, a fact asked for again at 1.9-6.1x on the long-range
+#: conversations, 10th to 90th percentile; docs/benchmark.md)
 ASKS_FOR = 2.0
 #: longest line the final table takes before the longer ones
 FIRST_CHARS = 60
