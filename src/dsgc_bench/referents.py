@@ -86,38 +86,40 @@ VARIANTS: tuple[Variant, ...] = (
 BUDGETS: tuple[Budget, ...] = (Budget("pinned", 0.8), Budget("total", 0.2), Budget("total", 0.3), Budget("total", 0.5))
 
 
-@dataclass
-class Tally:
-    """Sums over the sessions of one (encoder, budget, variant) cell."""
+#: the sums of one (encoder, budget, variant) cell, in the order its row lists them
+COUNTS: tuple[str, ...] = (
+    "sessions", "errors", "escalations", "orphans", "resolvable_uses", "sessions_with_orphan", "needed_survived",
+    "evicted_tokens", "total_tokens", "evicted_turns", "table_tokens", "tabled_tokens",
+)  # fmt: skip
 
-    sessions: int = 0
-    errors: int = 0
-    escalations: int = 0
-    orphans: int = 0
-    resolvable_uses: int = 0
-    sessions_with_orphan: int = 0
-    needed_survived: int = 0
-    evicted_tokens: int = 0
-    total_tokens: int = 0
-    evicted_turns: int = 0
-    table_tokens: int = 0
-    tabled_tokens: int = 0
+
+class Tally:
+    """Sums over the sessions of one (encoder, budget, variant) cell: one count per name of ``COUNTS``."""
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(COUNTS, 0)
+
+    def add(self, **counts: int) -> None:
+        """Add to the named counts (a name not in ``COUNTS`` is a ``KeyError``)."""
+        for name, n in counts.items():
+            self.counts[name] += n
 
     def row(self) -> dict[str, Any]:
         """The sums plus the rates (None where the denominator is zero)."""
-        ok = self.sessions - self.errors
+        c = self.counts
+        ok = c["sessions"] - c["errors"]
 
         def ratio(a: int, b: int) -> float | None:
             return a / b if b else None
 
-        return asdict(self) | {
-            "orphan_rate": ratio(self.orphans, self.resolvable_uses),
-            "session_orphan_rate": ratio(self.sessions_with_orphan, ok),
-            "needed_rate": ratio(self.needed_survived, ok),
-            "evicted_token_share": ratio(self.evicted_tokens, self.total_tokens),
-            "evicted_turns_mean": ratio(self.evicted_turns, ok),
-            "table_tokens_mean": ratio(self.table_tokens, self.escalations),
-            "tabled_tokens_mean": ratio(self.tabled_tokens, self.escalations),
+        return dict(c) | {
+            "orphan_rate": ratio(c["orphans"], c["resolvable_uses"]),
+            "session_orphan_rate": ratio(c["sessions_with_orphan"], ok),
+            "needed_rate": ratio(c["needed_survived"], ok),
+            "evicted_token_share": ratio(c["evicted_tokens"], c["total_tokens"]),
+            "evicted_turns_mean": ratio(c["evicted_turns"], ok),
+            "table_tokens_mean": ratio(c["table_tokens"], c["escalations"]),
+            "tabled_tokens_mean": ratio(c["tabled_tokens"], c["escalations"]),
         }
 
 
@@ -149,7 +151,7 @@ class Prepared:
 def run_variant(p: Prepared, embs: np.ndarray, variant: Variant, budget: int, tally: Tally) -> None:
     """Retain one session under one variant and budget; add the outcome to ``tally``."""
     s = p.session
-    tally.sessions += 1
+    tally.add(sessions=1)
     if variant.query_distribution:
         turns = s.query_turns()
         query, weights = embs[turns], QUERY_WEIGHTS[-len(turns) :]
@@ -161,22 +163,24 @@ def run_variant(p: Prepared, embs: np.ndarray, variant: Variant, budget: int, ta
             query, embs, p.costs, budget, edges=p.edges, policy=variant.policy, query_weights=weights, **pins
         )
     except dsgc_fast.ReferentEvictionError:
-        tally.errors += 1
+        tally.add(errors=1)
         return
     table = got.binding_table
     lost = dsgc_fast.orphans(got.retained, referents=p.index, table=table)
     tabled = {e[0] for e in table.entries} if table is not None else set()
-    tally.orphans += len(lost)
-    tally.sessions_with_orphan += bool(lost)
-    tally.resolvable_uses += p.resolvable_uses(got.mask)
-    tally.needed_survived += bool(got.mask[s.binder] or s.needed in tabled)
-    tally.evicted_tokens += int(p.costs[~got.mask].sum())
-    tally.total_tokens += int(p.costs.sum())
-    tally.evicted_turns += int((~got.mask).sum())
+    tally.add(
+        orphans=len(lost),
+        sessions_with_orphan=bool(lost),
+        resolvable_uses=p.resolvable_uses(got.mask),
+        needed_survived=bool(got.mask[s.binder] or s.needed in tabled),
+        evicted_tokens=int(p.costs[~got.mask].sum()),
+        total_tokens=int(p.costs.sum()),
+        evicted_turns=int((~got.mask).sum()),
+    )
     if table is not None:
-        tally.escalations += 1
-        tally.table_tokens += table.cost
-        tally.tabled_tokens += int(p.costs[got.reasons == Reason.TABLED].sum())
+        tally.add(
+            escalations=1, table_tokens=table.cost, tabled_tokens=int(p.costs[got.reasons == Reason.TABLED].sum())
+        )
 
 
 def encode_sessions(sessions: Sequence[Session], encoder: CachedEncoder) -> list[np.ndarray]:

@@ -57,7 +57,7 @@ machine has (AVX-512, AVX2, SSE2, NEON).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from llvmlite import ir
 from numba import types
@@ -173,11 +173,39 @@ def _accepts(embs: types.Type, ndim: int, q: types.Type, out: types.Type, *indic
     return vectors and all(isinstance(k, types.Integer) for k in indices)
 
 
-def _arrays(
-    context: Any, builder: ir.IRBuilder, signature: Any, args: Sequence[ir.Value], *positions: int
-) -> list[Any]:
-    """The array structures of an intrinsic's arguments at ``positions``."""
-    return [context.make_array(signature.args[k])(context, builder, args[k]) for k in positions]
+class _Operands(NamedTuple):
+    """What a dot intrinsic's codegen reads of its arguments ``(embs, q, ...)``."""
+
+    #: ``embs``'s element type and its bytes per element
+    dtype: types.Type
+    width: int
+    #: ``embs``'s data as a byte pointer, its length along axis 1 (d) and its stride along axis 0 in bytes
+    base: ir.Value
+    d: ir.Value
+    stride: ir.Value
+    #: the data of ``q`` and of ``out``
+    q_data: ir.Value
+    out_data: ir.Value
+    #: the integer arguments (every one but ``embs``, ``q`` and ``out``), in order, as int64
+    indices: list[ir.Value]
+
+
+def _operands(context: Any, builder: ir.IRBuilder, signature: Any, args: Sequence[ir.Value], out: int) -> _Operands:
+    """The operands of a dot intrinsic whose arguments are ``embs``, ``q``, then ``out`` at position
+    ``out`` among integers (the types ``_accepts`` admits)."""
+    embs, q, dest = (context.make_array(signature.args[k])(context, builder, args[k]) for k in (0, 1, out))
+    indices = [context.cast(builder, args[k], signature.args[k], types.int64) for k in range(2, len(args)) if k != out]
+    dtype = signature.args[0].dtype
+    return _Operands(
+        dtype,
+        dtype.bitwidth // 8,
+        builder.bitcast(embs.data, _BYTE_PTR),
+        builder.extract_value(embs.shape, 1),
+        builder.extract_value(embs.strides, 0),
+        q.data,
+        dest.data,
+        indices,
+    )
 
 
 def counted_loop(builder: ir.IRBuilder, start: ir.Value, end: ir.Value, step: int, initial: list[ir.Value]):
@@ -237,44 +265,38 @@ def _make_rows(groups: int, fused: bool):
             return None
 
         def codegen(context, builder, signature, args):
-            e_ty, _, i_ty, last_ty, _ = signature.args
-            e_arr, q_arr, o_arr = _arrays(context, builder, signature, args, 0, 1, 4)
-            row0 = context.cast(builder, args[2], i_ty, types.int64)
-            firsts = [builder.add(row0, ir.Constant(_I64, LANES * g)) for g in range(groups - 1)]
-            firsts.append(context.cast(builder, args[3], last_ty, types.int64))
-            width = e_ty.dtype.bitwidth // 8
-            d = builder.extract_value(e_arr.shape, 1)
-            row_bytes = builder.extract_value(e_arr.strides, 0)
-            base = builder.bitcast(e_arr.data, _BYTE_PTR)
+            ops = _operands(context, builder, signature, args, out=4)
+            row0, last = ops.indices
+            firsts = [builder.add(row0, ir.Constant(_I64, LANES * g)) for g in range(groups - 1)] + [last]
             starts = [
-                builder.gep(base, [builder.mul(builder.add(first, ir.Constant(_I64, r)), row_bytes)])
+                builder.gep(ops.base, [builder.mul(builder.add(first, ir.Constant(_I64, r)), ops.stride)])
                 for first in firsts
                 for r in range(LANES)
             ]
             prefetch = cgutils.get_or_insert_function(builder.module, _PREFETCH_TYPE, "llvm.prefetch.p0")
-            end = builder.and_(d, ir.Constant(_I64, -LANES))
+            end = builder.and_(ops.d, ir.Constant(_I64, -LANES))
             t0, acc, close = counted_loop(builder, ir.Constant(_I64, 0), end, LANES, [_ZEROS] * groups)
-            offset = builder.mul(t0, ir.Constant(_I64, width))
+            offset = builder.mul(t0, ir.Constant(_I64, ops.width))
             # prefetch: this step's share of the block _AHEAD blocks on, lines in ascending
             # order.  A block is 8 * groups rows of d * width bytes and the loop takes d // 8
             # steps, so groups * width lines per step cover it.
-            ahead = builder.gep(starts[0], [builder.mul(row_bytes, ir.Constant(_I64, LANES * groups * _AHEAD))])
-            ahead = builder.gep(ahead, [builder.mul(t0, ir.Constant(_I64, LANES * groups * width))])
-            for line in range(groups * width):  # read, into L2 (see the module docstring), data
+            ahead = builder.gep(starts[0], [builder.mul(ops.stride, ir.Constant(_I64, LANES * groups * _AHEAD))])
+            ahead = builder.gep(ahead, [builder.mul(t0, ir.Constant(_I64, LANES * groups * ops.width))])
+            for line in range(groups * ops.width):  # read, into L2 (see the module docstring), data
                 builder.call(prefetch, [builder.gep(ahead, [ir.Constant(_I64, 64 * line)]), _READ, _L2, _DATA])
             columns = [
                 _transpose_halves(
-                    builder, _load_halves(builder, starts[LANES * g : LANES * (g + 1)], offset, e_ty.dtype)
+                    builder, _load_halves(builder, starts[LANES * g : LANES * (g + 1)], offset, ops.dtype)
                 )
                 for g in range(groups)
             ]
             sums = list(acc)
             for t in range(LANES):
-                q_v = _broadcast(builder, q_arr.data, builder.add(t0, ir.Constant(_I64, t)))
+                q_v = _broadcast(builder, ops.q_data, builder.add(t0, ir.Constant(_I64, t)))
                 for g in range(groups):
                     sums[g] = _step(builder, sums[g], q_v, _doubles(builder, columns[g][t]), fused)
             close(sums)
-            _store(builder, o_arr.data, firsts, acc)
+            _store(builder, ops.out_data, firsts, acc)
             return cgutils.get_null_value(context.get_value_type(types.none))
 
         return types.none(embs, q, i, last, out), codegen
@@ -297,25 +319,23 @@ def _make_tile(fused: bool):
             return None
 
         def codegen(context, builder, signature, args):
-            e_ty, _, k_ty, _, f_ty = signature.args
-            e_arr, q_arr, o_arr = _arrays(context, builder, signature, args, 0, 1, 3)
-            tile = context.cast(builder, args[2], k_ty, types.int64)
-            first = context.cast(builder, args[4], f_ty, types.int64)
-            width = e_ty.dtype.bitwidth // 8
-            v_item = ir.VectorType(_ITEMS[e_ty.dtype], LANES)
-            d = builder.extract_value(e_arr.shape, 1)
-            tile_bytes = builder.extract_value(e_arr.strides, 0)
-            start = builder.gep(builder.bitcast(e_arr.data, _BYTE_PTR), [builder.mul(tile, tile_bytes)])
-            t, acc, close = counted_loop(builder, ir.Constant(_I64, 0), d, 1, [_ZEROS] * groups)
+            ops = _operands(context, builder, signature, args, out=3)
+            tile, first = ops.indices
+            width = ops.width
+            v_item = ir.VectorType(_ITEMS[ops.dtype], LANES)
+            start = builder.gep(ops.base, [builder.mul(tile, ops.stride)])
+            t, acc, close = counted_loop(builder, ir.Constant(_I64, 0), ops.d, 1, [_ZEROS] * groups)
             column = builder.gep(start, [builder.mul(t, ir.Constant(_I64, TILE_ROWS * width))])
-            q_v = _broadcast(builder, q_arr.data, t)
+            q_v = _broadcast(builder, ops.q_data, t)
             sums = []
             for g in range(groups):
                 ptr = builder.bitcast(builder.gep(column, [ir.Constant(_I64, g * LANES * width)]), v_item.as_pointer())
-                lanes = _doubles(builder, _floats(builder, builder.load(ptr, align=width), e_ty.dtype))
+                lanes = _doubles(builder, _floats(builder, builder.load(ptr, align=width), ops.dtype))
                 sums.append(_step(builder, acc[g], q_v, lanes, fused))
             close(sums)
-            _store(builder, o_arr.data, [builder.add(first, ir.Constant(_I64, LANES * g)) for g in range(groups)], acc)
+            _store(
+                builder, ops.out_data, [builder.add(first, ir.Constant(_I64, LANES * g)) for g in range(groups)], acc
+            )
             return cgutils.get_null_value(context.get_value_type(types.none))
 
         return types.none(tiles, q, k, out, first), codegen
