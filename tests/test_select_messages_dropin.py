@@ -24,6 +24,7 @@ from langchain_core.runnables import Runnable
 from dsgc_fast import SelectCache
 from dsgc_fast.integrations.langchain import ThreadMemory, aselect_messages, select_messages
 from dsgc_fast.memory.messages import check_messages
+from dsgc_fast.memory.value_table import HEADER as VALUE_TABLE_HEADER
 from tests.test_adapters_pure import shape
 from tests.test_integrations_langchain import keeps_binder, langchain_session, sent_tokens
 
@@ -103,7 +104,7 @@ def test_start_on_and_include_system():
         without = select_messages(history, max_tokens=budget, include_system=False)
         # no system message of the history; a value table (a new system message) may be sent
         assert not any(m is h for m in without for h in history if h.type == "system")
-        assert all(m.content.startswith("[left-out values") for m in without if m.type == "system")
+        assert all(m.content.startswith(VALUE_TABLE_HEADER) for m in without if m.type == "system")
         assert sent_tokens(without) <= budget and without[-1] is history[-1]
     with pytest.raises(ValueError, match="start_on cannot be 'tool'"):
         select_messages(history, max_tokens=100, start_on=["human", "tool"])

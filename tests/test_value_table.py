@@ -44,7 +44,7 @@ def tool_block(content: str, block_id: str = "m3") -> Block:
     return Block(id=block_id, text=content, cost=100, seq=3, meta={"role": "tool", "message": message})
 
 
-def call(k: int, name: str, arguments: dict) -> dict:
+def call(k: int, name: str, arguments: dict | list) -> dict:
     function = {"name": name, "arguments": json.dumps(arguments)}
     return {
         "role": "assistant",
@@ -71,10 +71,13 @@ def test_value_lines_are_the_digest_lines_verbatim():
     assert value_lines(block) == ("order_id -> ORD-1", "total -> 12.50", "meta.carrier -> DHL")
 
 
-def test_value_lines_of_calls_name_the_function_and_other_blocks_have_none():
+def test_value_lines_of_calls_are_their_arguments_and_other_blocks_have_none():
     message = call(1, "cancel", {"order_id": "ORD-1", "force": True})
     block = Block(id="m2", text=message_text(message), cost=10, seq=2, meta={"role": "assistant", "message": message})
-    assert value_lines(block) == ("cancel.order_id -> ORD-1", "cancel.force -> true")
+    assert value_lines(block) == ("order_id -> ORD-1", "force -> true")
+    listed = call(2, "add", [3, 4])  # arguments that are not an object stand under the function's name
+    block = Block(id="m3", text=message_text(listed), cost=10, seq=3, meta={"role": "assistant", "message": listed})
+    assert value_lines(block) == ("add -> [3, 4]",)
     assert value_lines(Block(id="t", text="a note 42", cost=3, seq=0)) == ()
 
 

@@ -9,9 +9,12 @@ message right after the leading system messages (where a binding table goes), ho
 **Lines.**  The value lines L_i of block i (``value_lines``) are the body lines of its
 digest (``digest.digest_lines``: one line per JSON leaf, key path -> value, values never
 altered, a long text reduced to its value words, a long list to its first items) for a tool
-result, and the same lines of each tool call's arguments, their paths prefixed by the
-function's name (``name.path``), for an assistant message with tool calls; no other block has
-lines.  Lines that only count what was left out (``(...)``) are not values.
+result, and the same lines of each tool call's arguments for an assistant message with tool
+calls, their paths the argument's own (``source -> a.txt``; arguments that are not an object
+stand under the function's name, ``name -> 5``); no other block has lines.  Lines that only
+count what was left out (``(...)``) are not values.  The function's name stays out of the
+argument lines: at the budgets where a table matters (tens of tokens beyond the roots) it would
+cost a token or two on every line, and the block's id brings the whole call back (``recall``).
 
 **Candidates.**  For a set S of blocks, C(S) lists the lines of the blocks of S in rounds:
 the first ``ROUND_LINES`` lines of each block, newest block first, then the next
@@ -77,8 +80,9 @@ from .token_counts import TokenCounter
 
 #: ``meta["kind"]`` of a value-table block
 VALUE_TABLE_KIND = "value_table"
-#: the first line of every value table
-HEADER = "[left-out values; recall(id)]"
+#: the first line of every value table (3 tokens; each ``<id>:`` line below it is a block id that
+#: ``MemoryStore.recall`` takes)
+HEADER = "[left out]"
 #: longest line the reserve takes
 RESERVE_CHARS = 40
 #: the most of the room beyond the roots the reserve takes when a root depends on an earlier
@@ -118,7 +122,7 @@ def value_lines(block: Block) -> tuple[str, ...]:
             arguments = json.dumps(arguments)
         if not isinstance(arguments, str) or not isinstance(name, str):
             continue
-        out += [f"{name}{line[1:]}" if line.startswith("$") else f"{name}.{line}" for line in _body(arguments)]
+        out += [f"{name}{line[1:]}" if line.startswith("$") else line for line in _body(arguments)]
     return tuple(out)
 
 
