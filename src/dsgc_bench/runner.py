@@ -66,6 +66,12 @@ METHODS: dict[str, Method] = {
 IMPLS: tuple[str, ...] = ("fast", "ref")
 
 
+def check_impl(impl: str) -> None:
+    """``ValueError`` unless ``impl`` names a retention engine of ``IMPLS``."""
+    if impl not in IMPLS:
+        raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
+
+
 @dataclass(frozen=True)
 class Condition:
     """One grid cell; every field is copied into each of its records."""
@@ -104,12 +110,11 @@ class Outcome:
 
 
 def _call(impl: str, *args: Any, **kwargs: Any) -> Outcome:
+    check_impl(impl)
     if impl == "fast":
         from dsgc_fast import retain
-    elif impl == "ref":
-        from dsgc_ref import retain
     else:
-        raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
+        from dsgc_ref import retain
     res = retain(*args, **kwargs)
     return Outcome(
         rank=np.asarray(res.rank, dtype=np.int64),

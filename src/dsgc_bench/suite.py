@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from dsgc_fast import DsgcRuntimeError
 from dsgc_fast.encoders import ENCODER_NAMES
 
-from .runner import IMPLS, Encodings
+from .runner import Encodings, check_impl
 
 #: seeds of a full run, 0..14 (the paper's 15)
 DEFAULT_SEEDS: tuple[int, ...] = tuple(range(15))
@@ -68,8 +68,7 @@ class RunConfig:
         encoders = tuple(self.encoders)
         if not encoders or any(e not in ENCODER_NAMES for e in encoders):
             raise ValueError(f"encoders must be drawn from {ENCODER_NAMES}, got {self.encoders!r}")
-        if self.impl not in IMPLS:
-            raise ValueError(f"impl must be one of {IMPLS}, got {self.impl!r}")
+        check_impl(self.impl)
         object.__setattr__(self, "seeds", seeds)
         object.__setattr__(self, "encoders", encoders)
         object.__setattr__(self, "encodings", Encodings(self.cache_dir, progress=self.progress))

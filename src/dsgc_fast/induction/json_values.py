@@ -88,7 +88,8 @@ MAX_ID_CHARS = 32
 _KEY_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _DIGITS = re.compile(r"\d{4,}")
 _DECIMAL = re.compile(r"-?\d+\.\d+")
-_CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
+#: an all-capitals code of 2-8 characters, a letter first (``USD``, ``KYC2``); prose words too (``mentions``)
+CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
 _NAME_WORD = re.compile(r"[\w.-]+")
 _SHORT_ID = re.compile(rf"\w{{1,{MAX_ID_CHARS}}}")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -259,7 +260,7 @@ def _value(x: Any, key: str | None, noun: str | None) -> Value | None:
     coded = identifier_key(s) if CANDIDATE_RE.fullmatch(s) and not is_word_code(s) else None
     if coded is not None:
         return Value(coded, s, noun)
-    if _CAPS_CODE.fullmatch(s) and sum(c.isalpha() for c in s) >= 2:
+    if CAPS_CODE.fullmatch(s) and sum(c.isalpha() for c in s) >= 2:
         return Value(s.lower(), s, noun)
     if _is_path_key(key) and _NAME_WORD.fullmatch(s) and len(s) >= 2 and _LETTER.search(s):
         return Value(normal_key(s), s, noun)

@@ -60,7 +60,6 @@ MIN_BLOCK_KEYS = 256
 #: longest prose piece whose reading is memoized (``prose_reading``)
 MEMO_CHARS = 512
 _WORD = re.compile(r"[^\W_][\w.@-]*")
-_CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
 
 
 class Call(NamedTuple):
@@ -183,7 +182,7 @@ def word_key(word: str) -> str:
     number = json_values.number_text_key(word)
     if number is not None:
         return number
-    if _CAPS_CODE.fullmatch(word):
+    if json_values.CAPS_CODE.fullmatch(word):
         return word.lower()
     return normal_key(word)
 
