@@ -237,17 +237,15 @@ def reserve(
     without one; ``kept`` is R, ``depends``: a root depends on an earlier block (s =
     ``RESERVE_SHARE``, else 1), ``asked`` is A."""
     short = candidates(lines, outside(kept, costs.shape[0]).tolist(), RESERVE_CHARS)
-    return _reserved_cost(short, ids, count, costs, kept, budget, cost, depends, asked)
+    table = fill(short, ids, reserve_room(costs, kept, budget, depends, asked), cost, count)
+    return 0 if table is None else table.cost
 
 
-def _reserved_cost(
-    short: Iterable[Entry], ids: Sequence[str], count: LineCounts, costs: np.ndarray, kept: np.ndarray,
-    budget: int, cost: Callable[[str], int], depends: bool, asked: int,
-) -> int:  # fmt: skip
+def reserve_room(costs: np.ndarray, kept: np.ndarray, budget: int, depends: bool, asked: int) -> int:
+    """The reserve's room min(s r, r - A, E) (module docstring): ``kept`` is R, ``asked`` A."""
     room = budget - int(costs[kept].sum())
     share = int(RESERVE_SHARE * room) if depends else room
-    table = fill(short, ids, min(share, room - asked, int(costs.sum()) - budget), cost, count)
-    return 0 if table is None else table.cost
+    return min(share, room - asked, int(costs.sum()) - budget)
 
 
 def outside(kept: np.ndarray, n: int) -> np.ndarray:
@@ -270,14 +268,17 @@ def decided(
     """
     short = Replay(candidates(lines, outside(kept, costs.shape[0]).tolist(), RESERVE_CHARS))
 
-    def at(asked: int) -> int:
-        return budget - _reserved_cost(short, ids, count, costs, kept, budget, cost, depends, asked)
+    def at(room: int) -> int:
+        table = fill(short, ids, room, cost, count)
+        return budget - (0 if table is None else table.cost)
 
-    inner = at(0)
+    room = reserve_room(costs, kept, budget, depends, 0)
+    inner = at(room)
     result = reserved(run, inner, budget)
     asked = asked_for(result, costs, kept)
     if asked:
-        again = at(asked)
+        again_room = reserve_room(costs, kept, budget, depends, asked)
+        again = inner if again_room == room else at(again_room)  # the same room fills the same table
         if again != inner:
             result = reserved(run, again, budget)
     return result
@@ -466,8 +467,9 @@ class PrefixTokens:
 
     The text of a prefix is the first lines of the whole table's (``rendered_lines``).  With a
     counter that splits at word breaks, the counts of the runs of lines between its word breaks
-    are summed once, and a prefix costs a search and the count of the run it ends in.
-    Otherwise each prefix is rendered and counted (``LineCounts.joined``).
+    are summed, each run counted once and only when a prefix asked reaches past it, and a
+    prefix costs a search and the count of the run it ends in.  Otherwise each prefix is
+    rendered and counted (``LineCounts.joined``).
     """
 
     def __init__(self, taken: Sequence[Entry], ids: Sequence[str], count: LineCounts) -> None:
@@ -479,18 +481,21 @@ class PrefixTokens:
             for k, (source, _) in enumerate(taken):
                 self._ends.append(self._ends[-1] + 1 + (k == 0 or source != taken[k - 1][0]))
             self._breaks = word_breaks(self._lines)
-            bounds = [0, *self._breaks]
-            self._before = [0]  # tokens of the runs before each break, with their line breaks
-            for a, b in itertools.pairwise(bounds):
-                self._before.append(self._before[-1] + count("\n".join(self._lines[a:b])) + count("\n"))
+            self._before = [0]  # tokens of the runs before each break, with their line breaks (as far as asked)
 
     def __call__(self, m: int) -> int:
         if not self._split:
             return self._count.joined(rendered_lines(self._taken[:m], self._ids))
         end = self._ends[m]
         j = bisect.bisect_left(self._breaks, end)  # the breaks inside the prefix's lines
-        start = self._breaks[j - 1] if j else 0
-        return self._before[j] + self._count("\n".join(self._lines[start:end]))
+        breaks, before, count = self._breaks, self._before, self._count
+        while len(before) <= j:  # the runs up to the j-th break, counted once
+            k = len(before) - 1
+            before.append(
+                before[-1] + count("\n".join(self._lines[breaks[k - 1] if k else 0 : breaks[k]])) + count("\n")
+            )
+        start = breaks[j - 1] if j else 0
+        return before[j] + count("\n".join(self._lines[start:end]))
 
 
 class BlockValueLines:
