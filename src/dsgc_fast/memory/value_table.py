@@ -248,11 +248,16 @@ def reserve_room(costs: np.ndarray, kept: np.ndarray, budget: int, depends: bool
     return min(share, room - asked, int(costs.sum()) - budget)
 
 
-def outside(kept: np.ndarray, n: int) -> np.ndarray:
-    """The indices of the ``n`` blocks not in ``kept``, ascending."""
+def outside_mask(kept: np.ndarray, n: int) -> np.ndarray:
+    """The mask of the ``n`` blocks not in ``kept`` (indices or a mask)."""
     others = np.ones(n, dtype=np.bool_)
     others[kept] = False
-    return np.flatnonzero(others)
+    return others
+
+
+def outside(kept: np.ndarray, n: int) -> np.ndarray:
+    """The indices of the ``n`` blocks not in ``kept``, ascending."""
+    return np.flatnonzero(outside_mask(kept, n))
 
 
 def decided(
@@ -307,8 +312,7 @@ class Replay:
 def asked_for(result: Retention, costs: np.ndarray, kept: np.ndarray) -> int:
     """A: the cost of the blocks outside ``kept`` that ``result`` ranks at or above the most relevant
     of them, i*, when r_i* >= ``ASKS_FOR`` / N (the newest turn asks for i*); 0 otherwise."""
-    others = np.ones(costs.shape[0], dtype=np.bool_)
-    others[kept] = False
+    others = outside_mask(kept, costs.shape[0])
     if not others.any():
         return 0
     relevance = np.where(others, result.relevance, -np.inf)
