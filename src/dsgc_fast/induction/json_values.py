@@ -85,14 +85,22 @@ MAX_VALUE_CHARS = 256
 #: longest string taken as a kind-qualified id (rule 5)
 MAX_ID_CHARS = 32
 
+#: one word of a key: an acronym before a capitalized word (``HTTP`` of ``HTTPCode``), a
+#: lower-case word with an optional capital (``Code``, ``user``), or a trailing acronym
 _KEY_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+#: four or more digits and nothing else: a number with a key (rule 1; shorter ones have none)
 _DIGITS = re.compile(r"\d{4,}")
+#: a decimal with an optional sign (``-1250.75``): it has a key when its integer part has four digits
 _DECIMAL = re.compile(r"-?\d+\.\d+")
 #: an all-capitals code of 2-8 characters, a letter first (``USD``, ``KYC2``); prose words too (``mentions``)
 CAPS_CODE = re.compile(r"[A-Z][A-Z0-9]{1,7}")
+#: a file or folder name: word characters, dots and hyphens only (``final_report.pdf``)
 _NAME_WORD = re.compile(r"[\w.-]+")
+#: a kind-qualified id's text: up to ``MAX_ID_CHARS`` word characters
 _SHORT_ID = re.compile(rf"\w{{1,{MAX_ID_CHARS}}}")
+#: any letter, of any script
 _LETTER = re.compile(r"[^\W\d_]")
+#: a word code: letter runs joined by underscores (``order_id``, ``get_order_details``)
 _WORD_CODE = re.compile(r"[A-Za-z]+(?:_+[A-Za-z]+)*")
 
 

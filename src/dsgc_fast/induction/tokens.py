@@ -232,10 +232,15 @@ CANDIDATE_RE = re.compile(CANDIDATE_PATTERN)
 #: is not tried position by position with ``CANDIDATE_RE``
 _MARK_RE = re.compile(r"[\d_/.@A-Z-](?:(?<=[\d_/])|(?<=\w[-.@])(?=\w)|(?<=[a-z][A-Z])|(?<=[A-Za-z] [A-Z])(?=[a-z]{2}))")
 
+#: the separators between an identifier's segments (``AC-7730``, ``a.b@c``)
 _SEGMENT_SPLIT = re.compile(r"[-./@]+")
+#: a number with a unit of one to three letters (``10kg``, ``2.5GB``): a quantity, no identifier
 _QUANTITY = re.compile(r"\d+(?:[.,]\d+)?[A-Za-z]{1,3}")
+#: how a path or a URL starts: a scheme, ``/``, ``~/``, ``./`` or ``../``
 _PATH_START = re.compile(rf"(?:{_SCHEME}|(?:~|\.{{1,2}})?/)")
+#: a lower-case letter followed by a capital: a camel-case word (``orderId``)
 _CAMEL = re.compile(r"[a-z][A-Z]")
+#: a segment of two or more capitals: a hyphenated word holding one is coded (``KYC-check``)
 _ALL_CAPS_WORD = re.compile(r"[A-Z]{2,}")
 
 
