@@ -17,6 +17,7 @@ from dsgc_fast.memory.block import Block
 from dsgc_fast.memory.compaction import table_cost
 from dsgc_fast.memory.digest import value_words
 from dsgc_fast.memory.digest_blocks import block_digest
+from dsgc_fast.memory.line_index import IndexedLines
 from dsgc_fast.memory.messages import add_messages, check_messages, compact_messages, message_text, to_messages
 from dsgc_fast.memory.token_counts import block_tokens, token_counter
 from dsgc_fast.memory.value_table import (
@@ -82,10 +83,46 @@ def test_value_lines_of_calls_are_their_arguments_and_other_blocks_have_none():
 
 
 def test_candidates_newest_first_deduplicated_and_short():
-    lines = [("a -> 1", "b -> 2"), (), ("a -> 1", "c -> " + "x" * 50)]
+    lines = IndexedLines.of([("a -> 1", "b -> 2"), (), ("a -> 1", "c -> " + "x" * 50)])
     assert list(candidates(lines, [0, 2])) == [(2, "a -> 1"), (2, "c -> " + "x" * 50), (0, "b -> 2")]
     assert list(candidates(lines, [0, 2], RESERVE_CHARS)) == [(2, "a -> 1"), (0, "b -> 2")]
     assert list(short_first([(2, "c -> " + "x" * 70), (0, "b -> 2")])) == [(0, "b -> 2"), (2, "c -> " + "x" * 70)]
+
+
+def candidates_twin(lines, sources, max_chars=None):
+    """C(S) walked over the lines' texts, as the module docstring states it (the kernel's twin)."""
+    seen, out, order, start = set(), [], sorted(sources, reverse=True), 0
+    while order:
+        for source in order:
+            for line in lines[source][start : start + ROUND_LINES]:
+                if (max_chars is None or len(line) <= max_chars) and line not in seen:
+                    seen.add(line)
+                    out.append((source, line))
+        order, start = [s for s in order if len(lines[s]) > start + ROUND_LINES], start + ROUND_LINES
+    return out
+
+
+block_lines = st.lists(st.lists(st.text("ab>- 01", max_size=5), max_size=7), max_size=12)
+
+
+@given(block_lines, st.data(), st.one_of(st.none(), st.integers(0, 5)))
+def test_candidates_walk_the_rounds_the_module_states(lines, data, max_chars):
+    """The kernel's C(S) over interned ids equals the walk over texts, for any blocks, sources and limit."""
+    sources = sorted(data.draw(st.sets(st.integers(0, len(lines) - 1), max_size=15))) if lines else []
+    assert list(candidates(IndexedLines.of(lines), sources, max_chars)) == candidates_twin(lines, sources, max_chars)
+
+
+def test_a_gathered_view_reads_the_lines_of_its_slots():
+    """``LineIndex.at``: the view of some slots reads each slot's lines by position, and later appends leave it alone."""
+    from dsgc_fast.memory.line_index import LineIndex
+
+    index, texts = LineIndex(), [["x -> 1", "y -> 2"], [], ["x -> 1", "z -> 3"], ["w -> 4"]]
+    for block in texts:
+        index.append(block)
+    view = index.at(np.array([0, 2, 3]))
+    index.append(["v -> 5"])
+    assert list(candidates(view, [0, 1, 2])) == [(2, "w -> 4"), (1, "x -> 1"), (1, "z -> 3"), (0, "y -> 2")]
+    assert len(view) == 3 and len(index.prefix(5)) == 5
 
 
 def test_render_heads_each_run_of_a_source_with_its_id():
@@ -94,7 +131,7 @@ def test_render_heads_each_run_of_a_source_with_its_id():
 
 
 def test_candidates_come_in_rounds_newest_block_first():
-    lines = [["a0", "a1", "a2"], [], ["c0", "c1", "c2", "c3", "c4"], ["a0", "d1"]]
+    lines = IndexedLines.of([["a0", "a1", "a2"], [], ["c0", "c1", "c2", "c3", "c4"], ["a0", "d1"]])
     got = list(candidates(lines, [0, 1, 2, 3]))
     assert ROUND_LINES == 2
     assert got == [(3, "a0"), (3, "d1"), (2, "c0"), (2, "c1"), (0, "a1"), (2, "c2"), (2, "c3"), (0, "a2"), (2, "c4")]
@@ -119,7 +156,7 @@ def test_fill_takes_the_longest_prefix_that_fits():
 def test_the_reserve_leaves_a_share_of_the_room_only_when_a_root_depends_on_an_earlier_block():
     """min(s r, r - A, E): s = 1 when no root depends on an earlier block, ``RESERVE_SHARE`` when one does."""
     ids = [f"m{k}" for k in range(40)]
-    lines = [[f"id{k} -> V{k}"] for k in range(39)] + [[]]
+    lines = IndexedLines.of([[f"id{k} -> V{k}"] for k in range(39)] + [[]])
     costs = np.full(40, 50, dtype=np.int64)
     roots = np.array([39])
     cost = table_cost(COUNTER)
@@ -144,7 +181,7 @@ def test_the_reserve_leaves_the_room_a_block_the_turn_asks_for_needs():
     from dsgc_fast.memory.value_table import ASKS_FOR, asked_for, decided
 
     ids = [f"m{k}" for k in range(40)]
-    lines = [[f"id{k} -> V{k}"] for k in range(39)] + [[]]
+    lines = IndexedLines.of([[f"id{k} -> V{k}"] for k in range(39)] + [[]])
     costs = np.arange(10, 50, dtype=np.int64)
     roots = np.array([39])
     cost, budget = table_cost(COUNTER), 400
@@ -205,11 +242,14 @@ def test_lines_joined_count_as_their_text(lines, name):
 @given(st.lists(st.tuples(st.integers(0, 3), st.text(st.sampled_from(_EDGES), min_size=1, max_size=8)), max_size=12))
 def test_a_prefix_counts_as_its_table(entries):
     ids = ["m0", "call_1", "x'", "9"]
-    for name in ("o200k_base", "cl100k_base"):
+    for name in ("o200k_base", "cl100k_base", "approx"):
         counter = token_counter(name)
         tokens = PrefixTokens(entries, ids, LineCounts(counter))
         assert [tokens(m) for m in range(len(entries) + 1)] == [
             counter(render(entries[:m], ids)) for m in range(len(entries) + 1)
+        ]
+        assert [tokens.text(m) for m in range(len(entries) + 1)] == [
+            render(entries[:m], ids) for m in range(len(entries) + 1)
         ]
         adjacent = sorted(entries, key=lambda e: -e[0])  # each source's entries together, as candidates gives them
         tokens = PrefixTokens(adjacent, ids, LineCounts(counter))

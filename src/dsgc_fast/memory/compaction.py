@@ -93,6 +93,7 @@ from .block import Block
 from .chat import CALL_PREFIX, RESULT_PREFIX
 from .digest_blocks import BlockDigest
 from .explain import BindingTableBlock
+from .line_index import IndexedLines
 from .token_counts import TokenCounter, block_tokens
 
 #: the store's and ``select``'s default knobs: the agent policy (without working ages it ranks as dsgc)
@@ -108,7 +109,7 @@ OVER_BUDGET: tuple[str, ...] = ("raise", "roots_only", "truncate")
 ToolResults = Callable[[np.ndarray], Mapping[int, tuple[Mapping[str, Any], str]]]
 
 #: each block's value lines, the blocks' ids and a line's token count (``value_table``)
-ValueLines = tuple[Sequence[Sequence[str]], Sequence[str], value_table.LineCounts]
+ValueLines = tuple[IndexedLines, Sequence[str], value_table.LineCounts]
 
 #: the package's loggers are named ``dsgc.<topic>`` (this one: ``dsgc.compaction``)
 log = logging.getLogger("dsgc.compaction")

@@ -56,6 +56,7 @@ from .compaction import (
 )
 from .digest_blocks import BlockDigest, block_digest, digested_block
 from .explain import BlockRoles, CompactionReport, build_report
+from .line_index import IndexedLines, LineIndex
 from .records import Planner, SessionError, chat_messages
 from .schema import DEFAULT_WIDTH
 from .store import token_counter_of
@@ -469,7 +470,7 @@ class _History:
         self.columns = BlockColumns(DEFAULT_WIDTH)
         self.units = ChatUnits()
         self._digests: list[BlockDigest | None] = []
-        self._lines: list[tuple[str, ...]] = []
+        self._lines = LineIndex()
         self.line_counts = LineCounts(counter)  # the token counts of its value lines (``value_table``)
         self._state: _State | None = None
 
@@ -499,9 +500,9 @@ class _History:
         """Every block, oldest first (the columns' own: never change them)."""
         return list(self.columns.blocks.values())
 
-    def forms(self, n: int, lines: bool) -> tuple[list[BlockDigest | None], list[tuple[str, ...]] | None]:
+    def forms(self, n: int, lines: bool) -> tuple[list[BlockDigest | None], IndexedLines | None]:
         """The digest of each of the first ``n`` blocks (``digest_blocks.block_digest``) and, with
-        ``lines``, their value lines (``value_table.value_lines``), each built once.
+        ``lines``, their value lines (``value_table.value_lines``, indexed: ``line_index``), each built once.
 
         A block's digest and lines are built one after the other, so its body is rendered
         once (``digest.digest_lines`` remembers the most recent ones).
@@ -512,7 +513,7 @@ class _History:
                 self._digests.append(block_digest(blocks[slot], self.counter))
             if lines and slot == len(self._lines):
                 self._lines.append(value_lines(blocks[slot]))
-        return self._digests[:n], self._lines[:n] if lines else None
+        return self._digests[:n], self._lines.prefix(n) if lines else None
 
     def embeddings(self, rows: CachedEncoder) -> np.ndarray:
         """The (n, d) rows of every block, encoding only blocks added since the last call."""

@@ -67,15 +67,16 @@ import json
 import string
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 
 from dsgc_ref.contract import DsgcValueError, ReferentEvictionError, is_integer_scalar
 
+from .._deferred import deferred
 from ..result import Retention
 from .block import Block
 from .digest import digest_lines
+from .line_index import IndexedLines, LineIndex
 from .token_counts import TokenCounter
 
 #: ``meta["kind"]`` of a value-table block
@@ -99,6 +100,8 @@ FIRST_CHARS = 60
 ROUND_LINES = 2
 #: one entry: (source block index, line)
 Entry = tuple[int, str]
+
+value_line_kernels = deferred("dsgc_fast.kernels.value_lines")
 
 
 def _body(text: str) -> list[str]:
@@ -135,28 +138,25 @@ class ValueTable:
     entries: tuple[Entry, ...]
 
 
-def candidates(lines: Sequence[Sequence[str]], sources: Iterable[int], max_chars: int | None = None) -> Iterator[Entry]:
+def candidates(
+    lines: IndexedLines, sources: np.ndarray | Sequence[int], max_chars: int | None = None
+) -> Iterator[Entry]:
     """C(S) of the blocks ``sources`` (C_short with ``max_chars``): in rounds, newest first, deduplicated.
 
-    The entries come one at a time, so a table that fills up early reads only the first
-    rounds of the newest blocks' lines.
+    ``sources`` are positions of ``lines``, ascending, each once.  The walk runs in one kernel
+    over the lines' ids (``line_index``) at the first entry read; the entries' texts are looked
+    up one at a time, so a table that fills up early reads only the first entries.
     """
-    seen: set[str] = set()
-    longest = max_chars if max_chars is not None else float("inf")
-    order, start = sorted(sources, reverse=True), 0
-    while order:
-        more, end = [], start + ROUND_LINES
-        for source in order:
-            block = lines[source]
-            if len(block) <= start:
-                continue
-            if len(block) > end:
-                more.append(source)
-            for line in block[start:end]:
-                if len(line) <= longest and line not in seen:
-                    seen.add(line)
-                    yield source, line
-        order, start = more, end
+    order = np.asarray(sources, dtype=np.int64)[::-1].copy()
+    size = int(lines.counts[order].sum())
+    source, line = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+    longest = max_chars if max_chars is not None else np.iinfo(np.int64).max
+    n = value_line_kernels.candidate_entries(
+        lines.starts, lines.counts, lines.ids, lines.chars, order, longest, ROUND_LINES, len(lines.texts), source, line
+    )
+    texts = lines.texts
+    for s, i in zip(source[:n].tolist(), line[:n].tolist()):
+        yield s, texts[i]
 
 
 def short_first(entries: Iterable[Entry]) -> Iterator[Entry]:
@@ -226,17 +226,17 @@ def fill(
             m += 1
     if m <= 0:
         return None
-    return ValueTable(render(taken[:m], ids), framing + tokens(m), tuple(taken[:m]))
+    return ValueTable(tokens.text(m), framing + tokens(m), tuple(taken[:m]))
 
 
 def reserve(
-    lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts, costs: np.ndarray,
+    lines: IndexedLines, ids: Sequence[str], count: LineCounts, costs: np.ndarray,
     kept: np.ndarray, budget: int, cost: Callable[[str], int], *, depends: bool, asked: int = 0,
 ) -> int:  # fmt: skip
     """cost(T_0), the reserve: ``fill(C_short(not R), min(s r, r - A, E))`` (module docstring), 0
     without one; ``kept`` is R, ``depends``: a root depends on an earlier block (s =
     ``RESERVE_SHARE``, else 1), ``asked`` is A."""
-    short = candidates(lines, outside(kept, costs.shape[0]).tolist(), RESERVE_CHARS)
+    short = candidates(lines, outside(kept, costs.shape[0]), RESERVE_CHARS)
     table = fill(short, ids, reserve_room(costs, kept, budget, depends, asked), cost, count)
     return 0 if table is None else table.cost
 
@@ -261,7 +261,7 @@ def outside(kept: np.ndarray, n: int) -> np.ndarray:
 
 
 def decided(
-    run: Callable[[int], Retention], lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts,
+    run: Callable[[int], Retention], lines: IndexedLines, ids: Sequence[str], count: LineCounts,
     costs: np.ndarray, kept: np.ndarray, budget: int, cost: Callable[[str], int], *, depends: bool,
 ) -> Retention:  # fmt: skip
     """``retain``'s decision beside the reserve (module docstring): ``run`` at B - cost(T_0).
@@ -271,7 +271,7 @@ def decided(
     asks for (``asked_for``), the reserve is taken again leaving A and ``retain`` decides again
     (relevance and ranks do not depend on the budget).  Both read the same candidates, once.
     """
-    short = Replay(candidates(lines, outside(kept, costs.shape[0]).tolist(), RESERVE_CHARS))
+    short = Replay(candidates(lines, outside(kept, costs.shape[0]), RESERVE_CHARS))
 
     def at(room: int) -> int:
         table = fill(short, ids, room, cost, count)
@@ -338,11 +338,11 @@ def reserved(run: Callable[[int], Retention], inner: int, budget: int) -> Retent
 
 
 def final(
-    lines: Sequence[Sequence[str]], ids: Sequence[str], count: LineCounts, evicted: np.ndarray, room: int,
+    lines: IndexedLines, ids: Sequence[str], count: LineCounts, evicted: np.ndarray, room: int,
     cost: Callable[[str], int],
 ) -> ValueTable | None:  # fmt: skip
     """T = ``fill(short_first(C(evicted)), room)`` (module docstring); ``evicted`` a mask over the blocks."""
-    return fill(short_first(candidates(lines, np.flatnonzero(evicted).tolist())), ids, room, cost, count)
+    return fill(short_first(candidates(lines, np.flatnonzero(evicted))), ids, room, cost, count)
 
 
 @dataclass(frozen=True)
@@ -487,6 +487,12 @@ class PrefixTokens:
             self._breaks = word_breaks(self._lines)
             self._before = [0]  # tokens of the runs before each break, with their line breaks (as far as asked)
 
+    def text(self, m: int) -> str:
+        """The table text of ``taken[:m]`` (``render``; with a splitting counter, the first lines already rendered)."""
+        if not self._split:
+            return render(self._taken[:m], self._ids)
+        return "\n".join(self._lines[: self._ends[m]])
+
     def __call__(self, m: int) -> int:
         if not self._split:
             return self._count.joined(rendered_lines(self._taken[:m], self._ids))
@@ -505,39 +511,46 @@ class PrefixTokens:
 class BlockValueLines:
     """The value lines of a store's blocks by slot, each computed once, at the first compaction that
     sees the block (from the block then held: its whole, since a block is cut or digested only
-    after), and their token counts (``count``).
+    after), their ids (``line_index.LineIndex``) and their token counts (``count``).
 
     A compaction looks at the slots added since the previous one only; ``forget`` drops deleted
     blocks' lines, ``rebuilt`` those of slots a rolled-back group added, and has the next
-    compaction look at every slot again (a deletion rolled back brings its block back).
+    compaction look at every slot again (a deletion rolled back brings its block back).  Either
+    starts the index over (a deleted block's lines may be among its texts): the next compaction
+    indexes every slot again.
     """
 
     def __init__(self, counter: TokenCounter) -> None:
         self._lines: list[tuple[str, ...] | None] = []  # by slot; None: not computed (or forgotten)
         self._seen = 0  # every slot below it asked since is computed or deleted
+        self._index = LineIndex()  # the lines of slots 0 .. len(index) - 1 (none: ())
         self.count = LineCounts(counter)
 
-    def of(self, slots: np.ndarray, blocks: Mapping[int, Block]) -> Sequence[tuple[str, ...]]:
-        """The value lines of ``blocks[s]`` for each slot ``s`` in ``slots`` (ascending)."""
-        lines = self._lines
+    def of(self, slots: np.ndarray, blocks: Mapping[int, Block]) -> IndexedLines:
+        """The value lines of ``blocks[s]`` for each slot ``s`` in ``slots`` (ascending), by position."""
+        lines, index = self._lines, self._index
         end = int(slots[-1]) + 1 if slots.shape[0] else 0
         lines.extend([None] * (end - len(lines)))
         for s in slots[int(np.searchsorted(slots, self._seen)) :].tolist():
             if lines[s] is None:
                 lines[s] = value_lines(blocks[s])
         self._seen = max(self._seen, end)
-        if slots.shape[0] == len(lines):  # every slot (none deleted): the list itself, each entry computed
-            return cast("list[tuple[str, ...]]", lines)
-        return [cast("tuple[str, ...]", lines[s]) for s in slots.tolist()]
+        for s in range(len(index), end):
+            index.append(lines[s] or ())
+        if slots.shape[0] == end:  # every slot up to the last (none deleted): a view, no gather
+            return index.prefix(end)
+        return index.at(slots)
 
     def forget(self, slots: Iterable[int]) -> None:
         """Drop the lines of the blocks at ``slots`` (deleted: nothing of theirs may stay)."""
         for s in slots:
             if s < len(self._lines):
                 self._lines[s] = None
+        self._index = LineIndex()
         self.count.clear()
 
     def rebuilt(self, total: int) -> None:
         """The store was rebuilt from its record with ``total`` slots (a group rolled back, say)."""
         del self._lines[total:]
         self._seen = 0
+        self._index = LineIndex()
