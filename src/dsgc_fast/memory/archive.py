@@ -324,7 +324,8 @@ class Archive:
             )
 
     def restore_blocks(self, seqs: Iterable[int]) -> list[Block]:
-        """Move archived blocks back to ``active`` (one transaction); return them by seq.
+        """Move archived blocks back to ``active`` (one transaction); return them by seq, without
+        their embeddings (the store's columns hold every block's row).
 
         Raises ``ValueError`` (and moves nothing) if any of them is not in the archive table.
         """
@@ -332,7 +333,8 @@ class Archive:
         payload = json.dumps(wanted)
         with self.transaction():
             rows = self._conn.execute(
-                f"SELECT {BLOCK_COLUMNS} FROM archive WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
+                f"SELECT {BLOCK_COLUMNS.replace('embedding', 'NULL')} FROM archive "
+                "WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
                 (payload,),
             ).fetchall()
             if len(rows) != len(wanted):
@@ -345,7 +347,7 @@ class Archive:
                 (payload,),
             )
             self._conn.execute("DELETE FROM archive WHERE seq IN (SELECT value FROM json_each(?))", (payload,))
-        return [Block.from_row(r, self.width) for r in rows]
+        return [Block.from_row(r, self.width, embedding=False) for r in rows]
 
     def archived(self, seqs: Iterable[int]) -> list[ArchivedBlock]:
         """Read archived blocks (with text) without moving them, ordered by seq."""

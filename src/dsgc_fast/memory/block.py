@@ -93,8 +93,12 @@ class Block:
         )
 
     @classmethod
-    def from_row(cls, row: tuple, width: np.dtype) -> Block:
-        """The block a table row holds (embedding bytes of ``width``); ``ValueError`` naming the field if malformed."""
+    def from_row(cls, row: tuple, width: np.dtype, *, embedding: bool = True) -> Block:
+        """The block a table row holds (embedding bytes of ``width``); ``ValueError`` naming the field if malformed.
+
+        With ``embedding=False`` the row's embedding is not read (the block has none): a
+        store reading back blocks whose rows its columns already hold.
+        """
         seq, id_, text, cost, emb, depends_on, binds, uses, pinned, meta = row[:10]
         try:
             block = cls(
@@ -107,9 +111,9 @@ class Block:
                 uses=tuple(_decoded(uses, list)),
                 pinned=bool(pinned),
                 meta=_decoded(meta, dict),
-                embedding=np.frombuffer(emb, dtype=width).astype(width.newbyteorder("=")),
+                embedding=np.frombuffer(emb, dtype=width).astype(width.newbyteorder("=")) if embedding else None,
             )
-            _check_block(block, pinned)
+            _check_block(block, pinned, embedding)
         except (TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
             raise DsgcValueError(f"block seq {seq!r} is malformed: {exc}") from None
         return block
@@ -159,15 +163,17 @@ def _decoded(text: Any, kind: type) -> Any:
     return value
 
 
-def _check_block(block: Block, pinned: Any) -> None:
-    """Raise ``ValueError`` unless every field of a decoded row has the type ``MemoryStore.add`` gives it."""
+def _check_block(block: Block, pinned: Any, embedding: bool) -> None:
+    """Raise ``ValueError`` unless every field of a decoded row has the type ``MemoryStore.add`` gives it
+    (the embedding only when it was ``embedding`` read)."""
     checks = [
         (isinstance(block.id, str) and block.id != "", "id is not a non-empty text"),
         (isinstance(block.text, str), "text is not text"),
         (block.cost >= 0, "cost is negative"),
         (pinned in (0, 1), "pinned is not 0 or 1"),
         (
-            block.embedding is not None and block.embedding.size > 0 and bool(np.isfinite(block.embedding).all()),
+            not embedding
+            or (block.embedding is not None and block.embedding.size > 0 and bool(np.isfinite(block.embedding).all())),
             "embedding is empty or not finite",
         ),
         (all(isinstance(x, str) for x in block.depends_on + block.uses), "depends_on/uses hold a non-text"),

@@ -234,14 +234,14 @@ class BlockColumns:
         return sorted(seen)
 
     def mark_active(self, restored: Iterable[Block]) -> None:
-        """Record blocks read back from the archive as active, held as they are without their embeddings.
+        """Record blocks read back from the archive (without their embeddings) as active, held as they are.
 
         The columns own them from then on: a caller that hands them on hands on copies.
         """
         changed = False
         for block in restored:
             self.active.view()[block.seq] = True
-            self.blocks[block.seq] = dataclasses.replace(block, embedding=None)
+            self.blocks[block.seq] = block
             changed = True
         if changed:
             self.set_active_slots(None)

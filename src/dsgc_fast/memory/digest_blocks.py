@@ -133,7 +133,12 @@ class BlockDigests:
         by_slot.extend([None] * (end - len(by_slot)))
         for s in kept.tolist() + asked[start:].tolist():
             block, known = held.get(s), made.get(s)
-            if known is None or (block is not None and known[0] is not block and known[0] != block):
+            if known is not None and block is not None and known[0] is not block:
+                if known[0] == block:  # read back equal: keep the held object, so the next look is one `is`
+                    made[s] = (block, known[1])
+                else:
+                    known = None
+            if known is None:
                 whole = block if block is not None else read(s)
                 made[s] = (whole, block_digest(whole, counter))
                 by_slot[s] = made[s][1]

@@ -42,7 +42,7 @@ def recall(core: StoreCore, slots: Iterable[int]) -> list[Block]:
     archived = columns.archived_closure(slots)
     restored = core.archive.restore_blocks(archived) if archived else []
     columns.mark_active(restored)
-    back = {block.seq: block.detached(block.embedding) for block in restored}  # the caller's own copies
+    back = {block.seq: block.detached(columns.embeddings()[block.seq].copy()) for block in restored}  # own copies
     for slot in sorted({*slots, *back}):
         whole = whole_block(columns.blocks[slot]) if slot in columns.blocks else None
         if whole is not None:
